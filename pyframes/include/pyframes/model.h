@@ -1,0 +1,57 @@
+// The plain model the engine builds and every renderer only reads (text, JSON, merged views,
+// the report). No pointers into the target, no layouts: just what a person wants to see.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pyframes {
+
+struct Local {
+  std::string name;
+  std::string repr;       // bounded representation of the value ("<unreadable>" if it could not be read)
+  bool is_argument = false;
+};
+
+struct Frame {
+  enum class Kind { Python, Native };
+  Kind kind = Kind::Python;
+  std::string function;   // co_name for Python, symbol (demangled) for native
+  std::string qualname;   // co_qualname (3.11+), else = function
+  std::string file;       // co_filename for Python, module path for native
+  int line = 0;           // 0 when unknown
+  bool is_entry = false;  // Python: first frame of an evaluation-loop run (3.11+ entry frames)
+  uint64_t address = 0;   // native: instruction pointer
+  uint64_t offset = 0;    // native: offset into `module` when no symbol is known
+  std::string module;     // native: the shared object or executable
+  std::vector<Local> locals;  // filled only when asked for (--locals)
+};
+
+enum class ThreadState { Unknown, Running, HoldsGil, WaitingForGil, Idle };
+
+struct Thread {
+  uint64_t thread_id = 0;  // Python's threading.get_ident() (pthread_t)
+  int64_t native_id = 0;   // Linux TID, 0 when unknown
+  std::string name;        // threading.Thread name, else /proc comm, else empty
+  bool gil = false;        // this thread holds the GIL
+  ThreadState state = ThreadState::Unknown;
+  bool truncated = false;  // the frame chain was cut (cycle, bad pointer, depth bound)
+  std::string truncation_reason;
+  std::vector<Frame> frames;  // innermost first
+};
+
+struct Process {
+  int64_t pid = 0;
+  std::string source;          // "pid 1234" or the core file path
+  std::string python_version;  // "3.11.7"
+  std::string executable;
+  std::vector<std::string> command_line;
+  std::string rank;            // RANK from the environment, empty when not a launched rank
+  std::string local_rank;
+  std::string fatal_signal;    // cores: the signal that killed the process, empty otherwise
+  std::vector<Thread> threads;
+  std::vector<std::string> warnings;  // non-fatal problems met while reading
+};
+
+}  // namespace pyframes

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the build dependencies (Debian packages; idempotent, non-interactive) and builds
+# hangshim into ${HANGSHIM_BUILD_DIR:-build}. Extra arguments go to the cmake configure step.
+#   scripts/setup.sh [-DHANGSHIM_WERROR=ON ...]
+set -euo pipefail
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${HANGSHIM_BUILD_DIR:-$top/build}
+
+packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev
+          doctest-dev gdb python3 procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=()
+  [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build" -j"$(nproc)"
