@@ -1,0 +1,37 @@
+// The pyframes engine's entry points. A live process is read in one call; other memory sources
+// (core files, the current process) use the same three steps: locate the runtime, pick a
+// layout, walk. Every function is safe to call from several threads at once for different
+// targets, and never writes to the target.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pyframes/memory.h"
+#include "pyframes/model.h"
+#include "pyframes/module_map.h"
+#include "pyframes/result.h"
+#include "pyframes/target.h"
+
+namespace pyframes {
+
+struct Layout;  // offsets and model flags of one CPython version (pyframes/layout.h)
+
+struct ReadOptions {
+  bool locals = false;          // fill Frame::locals with bounded reprs of arguments and locals
+  bool lock = false;            // stop the target's threads for a consistent snapshot; always resumed
+  size_t max_frames = 4096;     // per thread; deeper stacks are cut and marked truncated
+  bool use_symbols = true;      // false: find the interpreter by scanning data only (tests the fallback)
+  FileResolver resolve_file;    // target path -> local path; identity when empty
+};
+
+// Live process: discovery (/proc/PID/maps, ELF symbols, version), layout, walk.
+Result<Process> read_process(int64_t pid, const ReadOptions& options = {});
+
+// The generic steps, for any memory source.
+Result<PythonTarget> locate_python(const Memory& memory, const ModuleMap& modules, const ReadOptions& options);
+Result<Layout> select_layout(const Memory& memory, const PythonTarget& target);
+Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, const Layout& layout,
+                            const ReadOptions& options);
+
+}  // namespace pyframes
