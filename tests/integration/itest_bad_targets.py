@@ -108,7 +108,21 @@ def check_exit_mid_read(report, args, targets):
                   "%d complete reads, %d clean errors" % (outcomes[0], outcomes[1]))
 
 
+def check_future_version(report, args, targets):
+    target = targets.start("case_future_version.py")
+    target.wait_ready()
+    if not target.truth["patched"]:
+        print("skip future version: CPython %s keeps no version number a process can rewrite for outside tools"
+              % target.truth["python"])
+        return
+    check_bad_target(report, args, "CPython from the future (%s rewritten to %s)" % (
+        " and ".join(target.truth["patched"]), target.truth["future_version"]), target.pid,
+        ("unsupported_version",), [target.truth["future_version"].rsplit(".", 1)[0]])
+    report.result("future-version target untouched", untouched_problems(target.pid))
+
+
 def group_errors(report, args, targets):
+    check_future_version(report, args, targets)
     for mode in ("garbage", "cycle"):
         target = targets.start("case_corrupt.py", [mode])
         target.wait_ready()
