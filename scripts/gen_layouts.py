@@ -35,6 +35,7 @@ FIELDS = [
     # _PyRuntimeState (3.7+; 3.6 has interp_head and _PyThreadState_Current as globals)
     ("runtime.size", "sizeof(_PyRuntimeState)", V(7), None),
     ("runtime.interpreters_head", "offsetof(_PyRuntimeState, interpreters.head)", V(7), None),
+    ("runtime.interpreters_main", "offsetof(_PyRuntimeState, interpreters.main)", V(7), None),
     ("runtime.gilstate_tstate_current", "offsetof(_PyRuntimeState, gilstate.tstate_current)", V(7), V(12)),
     ("runtime.ceval_gil", "offsetof(_PyRuntimeState, ceval.gil)", V(7), V(12)),
     # struct _gil_runtime_state (3.7+)

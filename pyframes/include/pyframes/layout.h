@@ -37,6 +37,7 @@ struct Layout {
   struct Runtime {
     int size = -1;
     int interpreters_head = -1;
+    int interpreters_main = -1;        // the main interpreter (only used to validate a data scan)
     int gilstate_tstate_current = -1;  // 3.7-3.11: the thread state holding the GIL
     int ceval_gil = -1;                // 3.7-3.11: struct _gil_runtime_state inside _PyRuntime
   } runtime;

@@ -84,24 +84,48 @@ ElfFile::~ElfFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::optional<ElfSymbol> ElfFile::find_in(int section_type, std::string_view name) const {
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
+void ElfFile::find_many(int section_type, std::span<const std::string_view> names,
+                        std::span<std::optional<ElfSymbol>> found) const {
+  size_t missing = 0;
+  for (size_t i = 0; i < names.size(); ++i) missing += found[i] ? 0 : 1;
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr && missing > 0; scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr || static_cast<int>(shdr.sh_type) != section_type) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr || shdr.sh_entsize == 0) continue;
+    // The string table, read directly: elf_strptr per symbol costs more than the compare.
+    Elf_Data* strings = elf_getdata(elf_getscn(elf_, shdr.sh_link), nullptr);
+    if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
+    const char* string_base = static_cast<const char*>(strings->d_buf);
+    size_t string_size = strings->d_size;
     size_t count = shdr.sh_size / shdr.sh_entsize;
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < count && missing > 0; ++i) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0) continue;
-      const char* sym_name = elf_strptr(elf_, shdr.sh_link, sym.st_name);
-      if (sym_name == nullptr || name != sym_name) continue;
-      int bind = GELF_ST_BIND(sym.st_info);
-      return ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= string_size) continue;
+      const char* sym_name = string_base + sym.st_name;
+      size_t max_length = string_size - sym.st_name;
+      for (size_t n = 0; n < names.size(); ++n) {
+        if (found[n] || names[n].size() >= max_length || std::memcmp(sym_name, names[n].data(), names[n].size()) != 0 ||
+            sym_name[names[n].size()] != '\0') {
+          continue;
+        }
+        int bind = GELF_ST_BIND(sym.st_info);
+        found[n] = ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
+        --missing;
+      }
     }
   }
-  return std::nullopt;
+}
+
+std::optional<ElfSymbol> ElfFile::find_in(int section_type, std::string_view name) const {
+  std::optional<ElfSymbol> found;
+  find_many(section_type, std::span<const std::string_view>(&name, 1), std::span<std::optional<ElfSymbol>>(&found, 1));
+  return found;
+}
+
+void ElfFile::find_symbols(std::span<const std::string_view> names, std::span<std::optional<ElfSymbol>> found,
+                           bool dynamic) const {
+  find_many(dynamic ? SHT_DYNSYM : SHT_SYMTAB, names, found);
 }
 
 std::optional<ElfSymbol> ElfFile::find_symbol(std::string_view name, bool dynsym_only) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,10 @@ class ElfFile {
 
   // Looks `name` up in .dynsym, then in .symtab. Undefined symbols are never returned.
   std::optional<ElfSymbol> find_symbol(std::string_view name, bool dynsym_only = false) const;
+  // Looks several names up in one pass over one table (.dynsym when `dynamic`, else .symtab),
+  // filling only the entries of `found` that are still empty.
+  void find_symbols(std::span<const std::string_view> names, std::span<std::optional<ElfSymbol>> found,
+                    bool dynamic) const;
 
   const std::vector<ElfSection>& sections() const { return sections_; }
   const ElfSection* section(std::string_view name) const;
@@ -70,6 +75,8 @@ class ElfFile {
  private:
   ElfFile() = default;
   std::optional<ElfSymbol> find_in(int section_type, std::string_view name) const;
+  void find_many(int section_type, std::span<const std::string_view> names,
+                 std::span<std::optional<ElfSymbol>> found) const;
 
   std::string path_;
   int fd_ = -1;

@@ -119,6 +119,7 @@ static void fill_3_7(Layout& l) {
   l.runtime.ceval_gil = 1264;
   l.runtime.gilstate_tstate_current = 1480;
   l.runtime.interpreters_head = 24;
+  l.runtime.interpreters_main = 32;
   l.runtime.size = 1520;
   l.thread_state.frame = 24;
   l.thread_state.interp = 16;
@@ -193,6 +194,7 @@ static void fill_3_8(Layout& l) {
   l.runtime.ceval_gil = 1152;
   l.runtime.gilstate_tstate_current = 1368;
   l.runtime.interpreters_head = 32;
+  l.runtime.interpreters_main = 40;
   l.runtime.size = 1464;
   l.thread_state.frame = 24;
   l.thread_state.interp = 16;
@@ -267,6 +269,7 @@ static void fill_3_9(Layout& l) {
   l.runtime.ceval_gil = 352;
   l.runtime.gilstate_tstate_current = 568;
   l.runtime.interpreters_head = 32;
+  l.runtime.interpreters_main = 40;
   l.runtime.size = 656;
   l.thread_state.frame = 24;
   l.thread_state.interp = 16;
@@ -341,6 +344,7 @@ static void fill_3_10(Layout& l) {
   l.runtime.ceval_gil = 352;
   l.runtime.gilstate_tstate_current = 568;
   l.runtime.interpreters_head = 32;
+  l.runtime.interpreters_main = 40;
   l.runtime.size = 672;
   l.thread_state.frame = 24;
   l.thread_state.interp = 16;
@@ -425,6 +429,7 @@ static void fill_3_11(Layout& l) {
   l.runtime.ceval_gil = 360;
   l.runtime.gilstate_tstate_current = 576;
   l.runtime.interpreters_head = 40;
+  l.runtime.interpreters_main = 48;
   l.runtime.size = 166688;
   l.thread_state.cframe = 56;
   l.thread_state.interp = 16;
@@ -513,6 +518,7 @@ static void fill_3_12(Layout& l) {
   l.object.ob_size = 16;
   l.object.ob_type = 8;
   l.runtime.interpreters_head = 40;
+  l.runtime.interpreters_main = 48;
   l.runtime.size = 459944;
   l.thread_state.cframe = 56;
   l.thread_state.interp = 16;
@@ -599,6 +605,7 @@ static void fill_3_13(Layout& l) {
   l.object.ob_size = 16;
   l.object.ob_type = 8;
   l.runtime.interpreters_head = 632;
+  l.runtime.interpreters_main = 640;
   l.runtime.size = 283320;
   l.thread_state.frame = 72;
   l.thread_state.interp = 16;
