@@ -109,7 +109,7 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
       REQUIRE(layout.ok());
       ThreadStateRef refs[64];
       size_t thread_count = list_thread_states(memory, *layout, *located, refs, 64);
-      CHECK(thread_count >= report["threads"].array.size() + 1);  // the reporting threads and main
+      CHECK(thread_count >= report["threads"].array.size());  // every reporting thread (more may exist)
       for (const auto& expected : report["threads"].array) {
         CAPTURE(expected["name"].string);
         uint64_t tstate = find_thread_state(memory, *layout, *located, static_cast<uint64_t>(expected["ident"].number));
