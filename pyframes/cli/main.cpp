@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli_support/app.h"
-#include "pyframes/pyframes.h"
+#include "cli_support/live_reader.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -18,9 +18,8 @@ int main(int argc, char** argv) {
   terminal.no_color = no_color != nullptr && no_color[0] != '\0';
 
   pyframes::cli::Output output;
-  const int status = pyframes::cli::run_pyframes(
-      args, terminal, [](int64_t pid, const pyframes::ReadOptions& options) { return pyframes::read_process(pid, options); },
-      HANGSHIM_VERSION, output);
+  const int status =
+      pyframes::cli::run_pyframes(args, terminal, pyframes::cli::read_live_process, HANGSHIM_VERSION, output);
   std::fwrite(output.out.data(), 1, output.out.size(), stdout);
   std::fflush(stdout);
   std::fwrite(output.err.data(), 1, output.err.size(), stderr);

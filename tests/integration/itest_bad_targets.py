@@ -12,6 +12,7 @@ from itest_targets import untouched_problems
 ERROR_LINE = re.compile(r"^pyframes: process (\d+): \S.* \(\S.*\)$")
 PYTHON2_CANDIDATES = ["/root/.pyenv/versions/2.7.18/bin/python2.7", "/usr/bin/python2.7"]
 MAX_FRAMES = 4096  # ReadOptions::max_frames
+EXIT_KINDS = ("not_found", "process_gone", "not_python", "bad_address", "corrupt", "io")
 
 
 def error_problems(run, pid, kinds=None, status=1):
@@ -90,6 +91,7 @@ def check_exit_mid_read(report, args, targets):
     with status 0 (complete output) or 1 (one error line), quickly."""
     problems = []
     outcomes = {0: 0, 1: 0}
+    gone = 0
     for delay in ("0", "0.02", "0.1", "0.3"):
         target = targets.start("case_exit_soon.py", [delay])
         while target.process.poll() is None:
@@ -97,15 +99,24 @@ def check_exit_mid_read(report, args, targets):
             if run.returncode == 0:
                 parse_document(run)
             elif run.returncode == 1:
-                problems += error_problems(run, target.pid, ("not_found", "process_gone", "not_python",
-                                                             "bad_address", "corrupt", "io"))
+                # Either the read failed (one error in the document) or, while the process still
+                # ran, a stack changed under the reader and came back marked truncated.
+                problems += error_problems(run, target.pid)
+                document = json.loads(run.stdout) if run.stdout else {}
+                errors = document.get("errors", [])
+                cut = [t for p in document.get("processes", []) for t in p["threads"] if t.get("truncated")]
+                if not (len(errors) == 1 and errors[0]["kind"] in EXIT_KINDS) and not (not errors and cut):
+                    problems.append("exit status 1 without one error of kind %s or a truncated stack: %r" % (
+                        "/".join(EXIT_KINDS), run.stdout[:300]))
             else:
                 problems.append(run.describe())
             if run.returncode in outcomes:
                 outcomes[run.returncode] += 1
+            gone += "exited while it was being read" in run.stderr
         target.kill()
     report.result("process exits while being read", problems,
-                  "%d complete reads, %d clean errors" % (outcomes[0], outcomes[1]))
+                  "%d complete reads, %d clean errors, %d of them 'exited while it was being read'" % (
+                      outcomes[0], outcomes[1], gone))
 
 
 def check_future_version(report, args, targets):

@@ -131,6 +131,21 @@ TEST_CASE("cli app: a truncated stack is printed, reported on stderr and exits 1
   CHECK(output.out.find("truncated: frame chain loops back") != std::string::npos);
 }
 
+TEST_CASE("cli app: several truncated threads still give one error line for the process") {
+  auto truncating = [](int64_t pid, const ReadOptions&) -> Result<Process> {
+    Process process = samples::two_thread_process(pid);
+    for (Thread& thread : process.threads) thread.truncated = true;
+    process.threads[0].native_id = 0;
+    process.threads[0].thread_id = 0;
+    return process;
+  };
+  Output output;
+  CHECK(run_pyframes({"30"}, Terminal{}, truncating, "1.0", output) == kExitTargetProblem);
+  CHECK(count_lines(output.err) == 1);
+  CHECK(output.err.find("thread #1") != std::string::npos);
+  CHECK(output.err.find("1 more threads truncated") != std::string::npos);
+}
+
 TEST_CASE("cli parallel reads: several at once, bounded, results in order, exceptions contained") {
   std::atomic<int> running{0};
   std::atomic<int> peak{0};

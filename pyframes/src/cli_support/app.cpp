@@ -13,21 +13,26 @@ constexpr const char* kProgram = "pyframes";
 
 std::string target_name(int64_t pid) { return fmt::format("process {}", pid); }
 
-std::string thread_label(const Thread& thread) {
-  return thread.native_id != 0 ? fmt::format("{}", thread.native_id) : fmt::format("{:#x}", thread.thread_id);
+std::string thread_label(const Thread& thread, size_t index) {
+  if (thread.native_id != 0) return fmt::format("{}", thread.native_id);
+  if (thread.thread_id != 0) return fmt::format("{:#x}", thread.thread_id);
+  return fmt::format("#{}", index + 1);
 }
 
-// A cut frame chain is reported like a failed read: the output is incomplete, and scripts
-// must be able to tell.
+// A cut frame chain is reported like a failed read, one line per process: the output is
+// incomplete, and scripts must be able to tell.
 void report_truncation(const Process& process, Output& output) {
-  for (const Thread& thread : process.threads) {
-    if (!thread.truncated) continue;
-    const std::string reason = thread.truncation_reason.empty() ? "frame chain cut" : thread.truncation_reason;
-    const Error error = make_error(
-        ErrorKind::Corrupt,
-        fmt::format("thread {}: stack truncated after {} frames: {}", thread_label(thread), thread.frames.size(), reason));
-    output.err += format_error_line(kProgram, target_name(process.pid), error) + "\n";
+  std::vector<size_t> cut;
+  for (size_t i = 0; i < process.threads.size(); ++i) {
+    if (process.threads[i].truncated) cut.push_back(i);
   }
+  if (cut.empty()) return;
+  const Thread& first = process.threads[cut.front()];
+  std::string why = fmt::format("stack of thread {} truncated after {} frames: {}", thread_label(first, cut.front()),
+                                first.frames.size(),
+                                first.truncation_reason.empty() ? "frame chain cut" : first.truncation_reason);
+  if (cut.size() > 1) why += fmt::format("; {} more threads truncated", cut.size() - 1);
+  output.err += format_error_line(kProgram, target_name(process.pid), make_error(ErrorKind::Corrupt, why)) + "\n";
 }
 
 bool has_truncation(const Process& process) {

@@ -33,7 +33,7 @@ std::string default_hint(ErrorKind kind) {
       return "run as the same user or root, or echo 0 > /proc/sys/kernel/yama/ptrace_scope, or grant "
              "CAP_SYS_PTRACE";
     case ErrorKind::NotFound: return "check the PID with ps, or the path";
-    case ErrorKind::ProcessGone: return "it exited while being read; check that it is still running";
+    case ErrorKind::ProcessGone: return "check that it is still running";
     case ErrorKind::NotPython: return "point pyframes at a CPython 3.6-3.14 process";
     case ErrorKind::UnsupportedVersion: return "pyframes reads CPython 3.6 to 3.14; a newer pyframes may know this version";
     case ErrorKind::BadAddress:
