@@ -5,7 +5,7 @@
 #   tests/bench/pyframes_bench.sh [--smoke] [--pyframes PATH] [--python PATH]
 # Installs with apt-get when missing (not in --smoke mode): gdb, python3.11 and python3.11-dbg
 # (debug symbols of Debian's /usr/bin/python3.11 and the py-bt gdb extension, which gdb needs;
-# pyframes needs neither).
+# pyframes needs neither), and time (GNU time, for peak memory).
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
   sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
@@ -32,7 +32,7 @@ fi
 
 if ((!smoke)); then
   missing=()
-  for p in gdb python3.11 python3.11-dbg; do
+  for p in gdb python3.11 python3.11-dbg time; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then

@@ -77,13 +77,14 @@ def check_permission_denied(report, args, targets):
         for phrase in ("same user or root", "ptrace_scope", "CAP_SYS_PTRACE"):
             if phrase not in run.stderr:
                 problems.append("the error does not say %r: %r" % (phrase, run.stderr.strip()))
+    denied = run.stderr.strip()
     problems += untouched_problems(target.pid)
     run = run_pyframes(args.pyframes, ["--json", target.pid])
     if run.returncode != 0:
         problems.append("as root afterwards: %s" % run.describe())
     else:
         problems += compare_process(parse_document(run)[0][target.pid], target.truth)
-    report.result("permission denied (pyframes as nobody, target root)", problems, run.stderr.strip())
+    report.result("permission denied (pyframes as nobody, target root)", problems, denied)
 
 
 def check_exit_mid_read(report, args, targets):
