@@ -11,6 +11,16 @@ namespace pyframes {
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   for (size_t i = 0; i < text.size();) {
+    // Copy a run of ASCII that needs no escaping in one go: the common case.
+    size_t run = i;
+    while (run < text.size()) {
+      const auto c = static_cast<unsigned char>(text[run]);
+      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') break;
+      ++run;
+    }
+    out.append(text.substr(i, run - i));
+    i = run;
+    if (i == text.size()) break;
     const auto byte = static_cast<unsigned char>(text[i]);
     const size_t length = render::utf8_sequence_length(text, i);
     if (length == 0) {

@@ -8,6 +8,15 @@ namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 bool is_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
+
+// The common case, checked first: printable ASCII needs no work at all.
+bool printable_ascii(std::string_view text) {
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7F) return false;
+  }
+  return true;
+}
 }  // namespace
 
 size_t utf8_sequence_length(std::string_view text, size_t i) {
@@ -39,6 +48,7 @@ size_t utf8_sequence_length(std::string_view text, size_t i) {
 }
 
 std::string repair_utf8(std::string_view text) {
+  if (printable_ascii(text)) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -55,6 +65,7 @@ std::string repair_utf8(std::string_view text) {
 }
 
 std::string printable_line(std::string_view text) {
+  if (printable_ascii(text)) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
