@@ -40,13 +40,19 @@ inline std::vector<std::string> test_pythons() {
 
 class PythonProcess {
  public:
-  PythonProcess(const std::string& python, const std::vector<std::string>& args) {
+  // stdout is read by read_line; stderr goes to /dev/null, or into the same pipe with
+  // `merge_stderr` (for checkers whose tracebacks a failing test should show).
+  PythonProcess(const std::string& python, const std::vector<std::string>& args, bool merge_stderr = false) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (merge_stderr) {
+      posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    }
     std::vector<std::string> all{python};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
