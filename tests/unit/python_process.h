@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -36,6 +37,16 @@ inline std::vector<std::string> test_pythons() {
   }
   if (std::filesystem::exists("/usr/bin/python3.11")) out.push_back("/usr/bin/python3.11");
   return out;
+}
+
+// "3.11.7" for /root/.pyenv/versions/3.11.7/bin/python3 (or its lib/...), empty otherwise.
+inline std::string pyenv_version_of(const std::string& path) {
+  const std::string marker = "/versions/";
+  size_t at = path.find(marker);
+  if (at == std::string::npos) return {};
+  at += marker.size();
+  size_t end = path.find('/', at);
+  return end == std::string::npos ? std::string() : path.substr(at, end - at);
 }
 
 class PythonProcess {

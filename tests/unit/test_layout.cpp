@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 
 #include "discovery/version_detect.h"
 #include "elf/elf_file.h"
@@ -78,9 +77,8 @@ std::string layout_json(const Layout& l) {
 }
 
 std::optional<int> minor_of(const std::string& python) {
-  std::regex versioned(R"(/versions/3\.(\d+)\.)");
-  std::smatch match;
-  if (std::regex_search(python, match, versioned)) return std::stoi(match[1].str());
+  std::string installed = test_support::pyenv_version_of(python);
+  if (!installed.empty()) return std::stoi(installed.substr(2));
   auto from_name = version_from_filename(python);
   if (from_name) return from_name->minor;
   return std::nullopt;
