@@ -153,3 +153,26 @@ TEST_CASE("api: the shared-memory name exists until every rank joined, then neve
   }, std::chrono::seconds(10));
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
+
+TEST_CASE("api: segments of killed jobs are removed by the next ncclGetUniqueId") {
+  ncclUniqueId id;
+  REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
+  std::string name;
+  REQUIRE(fakenccl::segment_name_for_id(id, name) == ncclSuccess);
+  const auto exists = [&] {
+    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
+  };
+  // Rank 0 of a 2-rank job joins and is killed while waiting for rank 1.
+  const auto results = run_ranks(1, [&](int, const ncclUniqueId&) {
+    ncclComm_t c;
+    ncclCommInitRank(&c, 2, id, 0);
+    return 0;
+  }, std::chrono::milliseconds(300));
+  CHECK_MESSAGE(!results[0].exited, describe(results));
+  CHECK(exists());
+  ncclUniqueId next;
+  REQUIRE(ncclGetUniqueId(&next) == ncclSuccess);
+  CHECK_FALSE(exists());
+}
