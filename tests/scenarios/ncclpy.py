@@ -27,6 +27,7 @@ import sys
 import time
 
 import progress
+from cuda_driver import Stream, set_device  # noqa: F401 (re-exported)
 from tensor import Tensor, as_buffer, empty, full, tensor, zeros  # noqa: F401 (re-exported)
 
 NCCL_SPLIT_NOCOLOR = -1
@@ -95,33 +96,6 @@ def _load_nccl():
 
 _nccl = _load_nccl()
 progress.register_library(sys._getframe(0).f_code.co_filename)
-_cuda = None  # the stand-in driver, loaded by set_device()
-
-
-def _load_cuda():
-    global _cuda
-    if _cuda is None:
-        lib = ctypes.CDLL("libcuda.so.1")
-        for name in ("cuInit", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuStreamCreate",
-                     "cuStreamSynchronize", "cuStreamDestroy_v2", "cuEventCreate", "cuEventRecord",
-                     "cuEventQuery", "cuEventSynchronize", "cuEventDestroy_v2"):
-            getattr(lib, name).restype = _int
-        lib.cuStreamSynchronize.argtypes = [_vp]
-        lib.cuStreamDestroy_v2.argtypes = [_vp]
-        lib.cuEventRecord.argtypes = [_vp, _vp]
-        lib.cuEventQuery.argtypes = [_vp]
-        lib.cuEventSynchronize.argtypes = [_vp]
-        lib.cuEventDestroy_v2.argtypes = [_vp]
-        lib.cuCtxSetCurrent.argtypes = [_vp]
-        _cuda = lib
-    return _cuda
-
-
-def _cu_check(result, call):
-    if result != 0:
-        raise RuntimeError("ncclpy: %s failed with CUresult %d" % (call, result))
-
-
 def _check(result, call, group=None):
     if result != 0:
         message = "%s failed: %s: %s" % (call, _nccl.ncclGetErrorString(result).decode(),
@@ -160,27 +134,6 @@ def _env_int(name):
     if value is None:
         raise RuntimeError("ncclpy: %s is not set (start ranks with tests/scenarios/launch.py)" % name)
     return int(value)
-
-
-def set_device(local_rank):
-    """Like torch.cuda.set_device: makes device `local_rank`'s primary context current on this
-    thread in the stand-in driver (the communicator then reports that device)."""
-    cuda = _load_cuda()
-    _cu_check(cuda.cuInit(0), "cuInit")
-    ctx = _vp()
-    _cu_check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), _int(local_rank)), "cuDevicePrimaryCtxRetain")
-    _cu_check(cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-
-
-class Stream(object):
-    """A stream of the stand-in driver (needs set_device first)."""
-
-    def __init__(self):
-        self.handle = _vp()
-        _cu_check(_load_cuda().cuStreamCreate(ctypes.byref(self.handle), 0), "cuStreamCreate")
-
-    def synchronize(self):
-        _cu_check(_cuda.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
 
 
 def set_stream(stream):
