@@ -15,6 +15,7 @@ The job ends when
     progress record (written by ncclpy around every collective) changed: exit code 3;
   * --timeout seconds passed: exit code 124;
   * the launcher got SIGINT/SIGTERM/SIGHUP: exit code 128+signal.
+Bad usage, or a program that cannot be started: a one-line error, exit code 2.
 On a hang, --dump-stacks first has every running rank write its Python stacks (SIGUSR1,
 faulthandler). --status FILE receives a JSON report (state, per rank: pid, running, exit code,
 last progress record, stacks, log tail). Ranks still running are killed (each runs in its own
@@ -255,10 +256,15 @@ def main(argv):
         for rank in range(args.nproc):
             log_path = os.path.join(workdir, "rank.%d.log" % rank)
             with open(log_path, "wb") as log:
-                proc = subprocess.Popen(args.command, stdin=subprocess.DEVNULL, stdout=log,
-                                        stderr=subprocess.STDOUT, env=rank_env(args, workdir, rank),
-                                        start_new_session=True,
-                                        preexec_fn=None if args.keep_hung else _die_with_parent)
+                try:
+                    proc = subprocess.Popen(args.command, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, env=rank_env(args, workdir, rank),
+                                            start_new_session=True,
+                                            preexec_fn=None if args.keep_hung else _die_with_parent)
+                except OSError as e:
+                    print("launch.py: cannot start %s: %s (check the program path)" % (args.command[0], e),
+                          file=sys.stderr)
+                    return EXIT_USAGE
             ranks.append(Rank(rank, proc, log_path))
         state = supervise(args, ranks, workdir, forwarder, interrupted)
         stacks = collect_stacks(workdir, ranks) if state == "hung" and args.dump_stacks else {}

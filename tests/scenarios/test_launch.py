@@ -163,6 +163,10 @@ def test_usage(python):
     r = subprocess.run([sys.executable, LAUNCH, "-n", "2", "--env", "NOEQUALS", "--", python, "-c", "pass"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     check(r.returncode == 2 and "NAME=VALUE" in r.stdout, "--env without '=' is a usage error")
+    r = subprocess.run([sys.executable, LAUNCH, "-n", "2", "--", "/nonexistent/program"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    check(r.returncode == 2 and "cannot start /nonexistent/program" in r.stdout and "Traceback" not in r.stdout,
+          "a program that cannot start is a one-line error (exit 2)")
 
 
 def main():
