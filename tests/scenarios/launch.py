@@ -12,7 +12,8 @@ Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (one node), HANGSH
 The job ends when
   * every rank exited: exit code = the worst rank's (a signal counts as 128+N);
   * it is hung: some rank still runs and for --hang-after seconds no rank exited and no rank's
-    progress record (written by ncclpy around every collective) changed: exit code 3;
+    progress record (written by ncclpy around every collective) changed (a rank that has not
+    written its first record yet counts as progressing while it uses CPU): exit code 3;
   * --timeout seconds passed: exit code 124;
   * the launcher got SIGINT/SIGTERM/SIGHUP: exit code 128+signal.
 Bad usage, or a program that cannot be started: a one-line error, exit code 2.
@@ -206,10 +207,25 @@ def rank_env(args, workdir, rank):
     return env
 
 
+def cpu_ticks(pid):
+    """utime + stime of a process (all its threads), in clock ticks; None when unreadable."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
 def supervise(args, ranks, workdir, forwarder, interrupted):
-    """Polls until the job exits, hangs, times out or we are interrupted; returns the state."""
+    """Polls until the job exits, hangs, times out or we are interrupted; returns the state.
+
+    Progress: a rank exits, or a rank's progress record changes. Before a rank has written its
+    first record (interpreter start-up, imports, waiting for rank 0's id), CPU time it uses also
+    counts, so a slow start on a loaded machine is not taken for a hang."""
     start = last_progress = time.time()
     seen = {}
+    ticks = {}
     while True:
         for r in ranks:
             forwarder.pump(r)
@@ -222,6 +238,11 @@ def supervise(args, ranks, workdir, forwarder, interrupted):
             if events is not None and seen.get(r.rank) != events:
                 seen[r.rank] = events
                 last_progress = time.time()
+            elif events is None and r.running:
+                used = cpu_ticks(r.proc.pid)
+                if used is not None and used != ticks.get(r.rank):
+                    ticks[r.rank] = used
+                    last_progress = time.time()
         now = time.time()
         if interrupted:
             return "interrupted"

@@ -101,6 +101,9 @@ def test_progress_is_not_a_hang(python):
                "    progress.note_init()\n" % HERE)
     r = launch(["-n", "2", "--hang-after", "1"], program, python)
     check(r.returncode == 0, "ranks that keep writing progress for 3s are not hung after 1s (exit %d)" % r.returncode)
+    busy_start = "import time\nend = time.time() + 2.5\nwhile time.time() < end:\n    pass\n"
+    r = launch(["-n", "1", "--hang-after", "1"], busy_start, python)
+    check(r.returncode == 0, "a rank busy starting up (CPU, no record yet) is not hung (exit %d)" % r.returncode)
 
 
 def test_timeout(python):
