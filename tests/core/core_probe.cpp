@@ -44,7 +44,8 @@ int fail(const pyframes::Error& error) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: core_probe CORE [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDR:SIZE]...\n");
+    fmt::print(stderr,
+               "usage: core_probe CORE [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDR:SIZE]...\n");
     return 2;
   }
   std::string path = argv[1];
@@ -90,14 +91,15 @@ int main(int argc, char** argv) {
 
   fmt::print("{{\n  \"pid\": {},\n  \"executable\": {},\n  \"short_name\": {},\n", info.pid, quote(info.executable),
              quote(info.short_name));
-  fmt::print("  \"command_line\": {},\n  \"environment_size\": {},\n", list(info.command_line), info.environment.size());
+  fmt::print("  \"command_line\": {},\n  \"environment_size\": {},\n", list(info.command_line),
+             info.environment.size());
   fmt::print("  \"fatal_signal\": {},\n", info.fatal_signal ? quote(info.fatal_signal->describe()) : "null");
   fmt::print("  \"gzip\": {},\n  \"missing_bytes\": {},\n", info.gzip ? "true" : "false", info.missing_bytes);
   fmt::print("  \"threads\": [");
   for (size_t i = 0; i < info.threads.size(); ++i) {
     const auto& t = info.threads[i];
-    fmt::print("{}{{\"tid\": {}, \"signal\": {}, \"pc\": {}, \"sp\": {}, \"thread_pointer\": {}}}", i ? ", " : "", t.tid,
-               t.current_signal, t.pc, t.sp, t.thread_pointer);
+    fmt::print("{}{{\"tid\": {}, \"signal\": {}, \"pc\": {}, \"sp\": {}, \"thread_pointer\": {}}}", i ? ", " : "",
+               t.tid, t.current_signal, t.pc, t.sp, t.thread_pointer);
   }
   fmt::print("],\n  \"files\": {},\n", list((*core)->modules().files()));
   fmt::print("  \"reads\": {},\n", list(read_results));

@@ -25,8 +25,9 @@ class TempDir {
   }
   ~TempDir() {
     if (!path_.empty()) {
-      ::nftw(path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
-             FTW_DEPTH | FTW_PHYS);
+      ::nftw(
+          path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+          FTW_DEPTH | FTW_PHYS);
     }
   }
   TempDir(const TempDir&) = delete;

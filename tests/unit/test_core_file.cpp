@@ -142,7 +142,8 @@ TEST_CASE("core file: gzip cores are inflated to a temporary file and read like 
   // A .gz cut short: what was inflated is kept, with a warning; the core is then truncated.
   std::ifstream in(dir.file("core.gz"), std::ios::binary);
   Bytes compressed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  write_file(dir.file("cut.gz"), Bytes(compressed.begin(), compressed.begin() + static_cast<long>(compressed.size() * 3 / 4)));
+  write_file(dir.file("cut.gz"),
+             Bytes(compressed.begin(), compressed.begin() + static_cast<long>(compressed.size() * 3 / 4)));
   auto cut = CoreFile::open(dir.file("cut.gz"));
   REQUIRE(cut.ok());
   REQUIRE(cut->warnings().size() == 1);

@@ -16,8 +16,8 @@ using pyframes::ReadStatus;
 
 namespace {
 
-constexpr uint64_t kLib = 0x100000;       // libfoo: first page dumped, next two pages left out
-constexpr uint64_t kOther = 0x200000;     // libbar: no segment at all (gcore skips such mappings)
+constexpr uint64_t kLib = 0x100000;    // libfoo: first page dumped, next two pages left out
+constexpr uint64_t kOther = 0x200000;  // libbar: no segment at all (gcore skips such mappings)
 constexpr uint64_t kHeap = 0x300000;
 constexpr uint64_t kStack = 0x7ff000000000;
 constexpr uint64_t kStackSize = 0x2000;
@@ -100,7 +100,6 @@ Bytes read(const Core& core, uint64_t address, size_t size, ReadStatus* status =
   return out;
 }
 
-
 size_t count_containing(const std::vector<std::string>& lines, const std::string& needle) {
   return static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
                                            [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
@@ -162,7 +161,7 @@ TEST_CASE("core memory: a missing file or another build is reported once and not
   TempDir dir;
   Scenario s{dir.file("libfoo.so"), dir.file("libbar.so")};
   write_file(s.foo_path, elf_with_build_id(Bytes{1, 1, 1, 1, 1, 1, 1, 1}, 0x3000, 5));  // another build
-  write_file(dir.file("core"), process_core(s).build());  // libbar.so is absent
+  write_file(dir.file("core"), process_core(s).build());                                // libbar.so is absent
   auto core = Core::open(dir.file("core"));
   REQUIRE(core.ok());
   ReadStatus status{};

@@ -15,7 +15,8 @@ Note note(const std::string& name, uint32_t type, Bytes desc) { return Note{type
 }  // namespace
 
 TEST_CASE("core notes: NT_PRSTATUS gives the TID, the signal and the registers") {
-  auto thread = decode_prstatus(note("CORE", NT_PRSTATUS, prstatus(4321, 11, 0x401000, 0x7ffc0000, 0x7f00aa00)), EM_X86_64);
+  auto thread =
+      decode_prstatus(note("CORE", NT_PRSTATUS, prstatus(4321, 11, 0x401000, 0x7ffc0000, 0x7f00aa00)), EM_X86_64);
   REQUIRE(thread);
   CHECK(thread->tid == 4321);
   CHECK(thread->current_signal == 11);
@@ -36,7 +37,7 @@ TEST_CASE("core notes: NT_PRSTATUS gives the TID, the signal and the registers")
   CHECK(arm_thread->pc == 0x4000);
   CHECK(arm_thread->thread_pointer == 0);
 
-  CHECK_FALSE(decode_prstatus(note("CORE", NT_PRSTATUS, Bytes(100, 0)), EM_X86_64));     // too short
+  CHECK_FALSE(decode_prstatus(note("CORE", NT_PRSTATUS, Bytes(100, 0)), EM_X86_64));             // too short
   CHECK_FALSE(decode_prstatus(note("LINUX", NT_PRSTATUS, prstatus(1, 0, 0, 0, 0)), EM_X86_64));  // not a CORE note
 }
 

@@ -36,12 +36,12 @@ struct CoreOptions {
 // The signal that ended the process (kernel cores; a `gcore` dump has none).
 struct CoreSignal {
   int number = 0;
-  int code = 0;             // si_code: SI_USER, SI_TKILL, SEGV_MAPERR, ...
-  int error = 0;            // si_errno
-  uint64_t address = 0;     // si_addr of SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP
-  int64_t sender_pid = -1;  // si_pid for signals sent by kill/tgkill, -1 otherwise
-  int64_t process_pid = 0;  // the dumped process, to tell abort()/raise() from a signal sent by another
-  std::string name() const;      // "SIGABRT"; "signal 42" for numbers without a name
+  int code = 0;              // si_code: SI_USER, SI_TKILL, SEGV_MAPERR, ...
+  int error = 0;             // si_errno
+  uint64_t address = 0;      // si_addr of SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP
+  int64_t sender_pid = -1;   // si_pid for signals sent by kill/tgkill, -1 otherwise
+  int64_t process_pid = 0;   // the dumped process, to tell abort()/raise() from a signal sent by another
+  std::string name() const;  // "SIGABRT"; "signal 42" for numbers without a name
   // "SIGSEGV (SEGV_MAPERR at 0x0)", "SIGABRT (raised by the process itself)",
   // "SIGTERM (sent by kill from pid 12)"
   std::string describe() const;
@@ -50,12 +50,12 @@ struct CoreSignal {
 // One thread of the dumped process (NT_PRSTATUS), with its registers for native unwinding.
 struct CoreThread {
   int64_t tid = 0;
-  int current_signal = 0;          // pr_cursig: the signal being delivered to this thread, 0 if none
-  uint16_t machine = 0;            // ELF e_machine: EM_X86_64 (62) or EM_AARCH64 (183)
-  std::vector<uint64_t> registers; // general registers in the kernel's order (struct user_regs_struct)
-  uint64_t pc = 0;                 // rip / pc
-  uint64_t sp = 0;                 // rsp / sp
-  uint64_t thread_pointer = 0;     // x86-64 fs_base (= pthread_self() with glibc), 0 where unknown
+  int current_signal = 0;           // pr_cursig: the signal being delivered to this thread, 0 if none
+  uint16_t machine = 0;             // ELF e_machine: EM_X86_64 (62) or EM_AARCH64 (183)
+  std::vector<uint64_t> registers;  // general registers in the kernel's order (struct user_regs_struct)
+  uint64_t pc = 0;                  // rip / pc
+  uint64_t sp = 0;                  // rsp / sp
+  uint64_t thread_pointer = 0;      // x86-64 fs_base (= pthread_self() with glibc), 0 where unknown
 };
 
 // What the core says about the process besides its memory.
@@ -68,9 +68,9 @@ struct CoreInfo {
   std::vector<std::string> command_line;  // argv from the core's stack; pr_psargs (80 chars) if unreadable
   std::vector<std::string> environment;   // envp from the core's stack, empty if unreadable
   std::optional<CoreSignal> fatal_signal;
-  std::vector<CoreThread> threads;        // the thread that received the fatal signal first
-  uint64_t core_size = 0;                 // bytes of (decompressed) core on disk
-  uint64_t missing_bytes = 0;             // bytes the headers promise beyond the end of the file
+  std::vector<CoreThread> threads;  // the thread that received the fatal signal first
+  uint64_t core_size = 0;           // bytes of (decompressed) core on disk
+  uint64_t missing_bytes = 0;       // bytes the headers promise beyond the end of the file
   bool gzip = false;
 };
 

@@ -12,7 +12,7 @@ namespace pyframes::core {
 
 namespace {
 
-constexpr size_t kMaxPhnum = 256;        // real ELF files have a dozen; bounds a damaged header
+constexpr size_t kMaxPhnum = 256;  // real ELF files have a dozen; bounds a damaged header
 constexpr uint64_t kMaxNoteSize = 1 << 16;
 
 // Walks a buffer of ELF notes for NT_GNU_BUILD_ID from "GNU".

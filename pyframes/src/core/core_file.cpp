@@ -61,7 +61,11 @@ const char* elf_type_name(unsigned type) {
 // Other compressions seen on clusters (systemd-coredump writes .zst, some archives use xz).
 const char* compression_name(const unsigned char* magic, size_t size) {
   if (size >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) return "zstd";
-  if (size >= 6 && std::memcmp(magic, "\xfd" "7zXZ\0", 6) == 0) return "xz";
+  if (size >= 6 && std::memcmp(magic,
+                               "\xfd"
+                               "7zXZ\0",
+                               6) == 0)
+    return "xz";
   if (size >= 3 && std::memcmp(magic, "BZh", 3) == 0) return "bzip2";
   if (size >= 4 && magic[0] == 0x04 && magic[1] == 0x22 && magic[2] == 0x4d && magic[3] == 0x18) return "lz4";
   return nullptr;
@@ -87,7 +91,8 @@ Result<UniqueFd> open_regular_file(const std::string& path, uint64_t* size) {
   }
   UniqueFd owned(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(ErrorKind::Io, fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  if (::fstat(fd, &st) != 0)
+    return make_error(ErrorKind::Io, fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) {
     return make_error(ErrorKind::Usage, fmt::format("{} is not a regular file", path), "pass the path of a core file");
   }
@@ -102,16 +107,18 @@ Result<void> check_ident(const std::string& path, const unsigned char* ident, ui
                       "pass a core file written by gcore or by the kernel, or a process id");
   }
   if (ident[EI_CLASS] != ELFCLASS64) {
-    return make_error(ErrorKind::Corrupt, fmt::format("{} is a 32-bit ELF file; pyframes reads 64-bit cores only", path),
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{} is a 32-bit ELF file; pyframes reads 64-bit cores only", path),
                       "read it with the tools of the machine that wrote it");
   }
   if (ident[EI_DATA] != ELFDATA2LSB) {
-    return make_error(ErrorKind::Corrupt, fmt::format("{} is a big-endian ELF file; pyframes reads little-endian cores only", path),
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{} is a big-endian ELF file; pyframes reads little-endian cores only", path),
                       "read it with the tools of the machine that wrote it");
   }
   if (size < sizeof(Elf64_Ehdr)) {
-    return make_error(ErrorKind::Truncated, fmt::format("{} is cut inside its ELF header ({} of {} bytes)", path, size,
-                                                        sizeof(Elf64_Ehdr)),
+    return make_error(ErrorKind::Truncated,
+                      fmt::format("{} is cut inside its ELF header ({} of {} bytes)", path, size, sizeof(Elf64_Ehdr)),
                       "the core was not written completely; dump it again");
   }
   return {};
@@ -147,8 +154,9 @@ Result<CoreFile> CoreFile::open(const std::string& path) {
   PYFRAMES_TRY(fd, open_regular_file(path, &file.size_));
   file.fd_ = std::move(fd);
   if (file.size_ == 0) {
-    return make_error(ErrorKind::Truncated, fmt::format("core file {} is empty", path),
-                      "the dump was not written: check `ulimit -c` and /proc/sys/kernel/core_pattern, or use gcore PID");
+    return make_error(
+        ErrorKind::Truncated, fmt::format("core file {} is empty", path),
+        "the dump was not written: check `ulimit -c` and /proc/sys/kernel/core_pattern, or use gcore PID");
   }
 
   unsigned char magic[EI_NIDENT] = {};
@@ -167,7 +175,8 @@ Result<CoreFile> CoreFile::open(const std::string& path) {
       return make_error(ErrorKind::Io, fmt::format("cannot read the decompressed {}: {}", path, std::strerror(errno)));
     }
   } else if (const char* format = compression_name(magic, magic_size)) {
-    return make_error(ErrorKind::Usage, fmt::format("{} is {}-compressed; pyframes reads plain and gzip cores", path, format),
+    return make_error(ErrorKind::Usage,
+                      fmt::format("{} is {}-compressed; pyframes reads plain and gzip cores", path, format),
                       decompress_hint(format, path));
   }
   PYFRAMES_CHECK(check_ident(path, magic, file.size_));
@@ -192,11 +201,12 @@ Result<CoreFile> parse_core(CoreFile file) {
   }
   if (ehdr.e_machine != EM_X86_64 && ehdr.e_machine != EM_AARCH64) {
     const char* name = machine_name(ehdr.e_machine);
-    return make_error(ErrorKind::Corrupt,
-                      name ? fmt::format("{} is a core of a {} process; pyframes reads x86-64 and AArch64 cores", path, name)
-                           : fmt::format("{} is a core of an unknown machine (e_machine {}); pyframes reads x86-64 and AArch64 cores",
-                                         path, ehdr.e_machine),
-                      "read it on a machine of that architecture");
+    return make_error(
+        ErrorKind::Corrupt,
+        name ? fmt::format("{} is a core of a {} process; pyframes reads x86-64 and AArch64 cores", path, name)
+             : fmt::format("{} is a core of an unknown machine (e_machine {}); pyframes reads x86-64 and AArch64 cores",
+                           path, ehdr.e_machine),
+        "read it on a machine of that architecture");
   }
   file.machine_ = ehdr.e_machine;
 
@@ -204,7 +214,8 @@ Result<CoreFile> parse_core(CoreFile file) {
   uint64_t table_end = ehdr.e_phoff + uint64_t{ehdr.e_phentsize} * (ehdr.e_phnum == PN_XNUM ? 0 : ehdr.e_phnum);
   if (table_end > file.size_ || elf_getphdrnum(handle.elf, &phnum) != 0 ||
       ehdr.e_phoff + uint64_t{ehdr.e_phentsize} * phnum > file.size_) {
-    return make_error(ErrorKind::Truncated, fmt::format("{} is cut inside its program header table ({} bytes long)", path, file.size_),
+    return make_error(ErrorKind::Truncated,
+                      fmt::format("{} is cut inside its program header table ({} bytes long)", path, file.size_),
                       "the core was not written completely; dump it again");
   }
 
@@ -212,44 +223,52 @@ Result<CoreFile> parse_core(CoreFile file) {
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(handle.elf, static_cast<int>(i), &phdr) == nullptr) {
-      return make_error(ErrorKind::Corrupt, fmt::format("{}: program header {} is unreadable: {}", path, i, elf_errmsg(-1)));
+      return make_error(ErrorKind::Corrupt,
+                        fmt::format("{}: program header {} is unreadable: {}", path, i, elf_errmsg(-1)));
     }
     if (phdr.p_type == PT_LOAD) {
       if (phdr.p_filesz > phdr.p_memsz || phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr ||
           phdr.p_offset + phdr.p_filesz < phdr.p_offset) {
-        return make_error(ErrorKind::Corrupt, fmt::format("{}: segment {} at {:#x} has impossible sizes", path, i, phdr.p_vaddr));
+        return make_error(ErrorKind::Corrupt,
+                          fmt::format("{}: segment {} at {:#x} has impossible sizes", path, i, phdr.p_vaddr));
       }
       if (phdr.p_memsz == 0) continue;
       file.segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, phdr.p_flags});
       if (phdr.p_filesz > 0) furthest = std::max(furthest, phdr.p_offset + phdr.p_filesz);
     } else if (phdr.p_type == PT_NOTE) {
       if (phdr.p_filesz > kMaxNoteBytes) {
-        return make_error(ErrorKind::Corrupt, fmt::format("{}: note segment of {} bytes is implausibly large", path, phdr.p_filesz));
+        return make_error(ErrorKind::Corrupt,
+                          fmt::format("{}: note segment of {} bytes is implausibly large", path, phdr.p_filesz));
       }
       if (phdr.p_offset + phdr.p_filesz > file.size_) {
-        return make_error(ErrorKind::Truncated,
-                          fmt::format("{} is cut before the end of its notes ({} bytes missing): threads and mapped files are unknown",
-                                      path, phdr.p_offset + phdr.p_filesz - file.size_),
-                          "the core was not written completely; dump it again");
+        return make_error(
+            ErrorKind::Truncated,
+            fmt::format(
+                "{} is cut before the end of its notes ({} bytes missing): threads and mapped files are unknown", path,
+                phdr.p_offset + phdr.p_filesz - file.size_),
+            "the core was not written completely; dump it again");
       }
       Elf_Data* data = elf_getdata_rawchunk(handle.elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, ELF_T_NHDR);
       if (data == nullptr) {
-        return make_error(ErrorKind::Corrupt, fmt::format("{}: notes at offset {:#x} are unreadable: {}", path, phdr.p_offset, elf_errmsg(-1)));
+        return make_error(ErrorKind::Corrupt, fmt::format("{}: notes at offset {:#x} are unreadable: {}", path,
+                                                          phdr.p_offset, elf_errmsg(-1)));
       }
       GElf_Nhdr nhdr;
       size_t name_offset = 0, desc_offset = 0;
-      for (size_t offset = 0;
-           (offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0;) {
+      for (size_t offset = 0; (offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0;) {
         Note note;
         note.type = nhdr.n_type;
         const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
-        if (nhdr.n_namesz > 0) note.name.assign(reinterpret_cast<const char*>(bytes + name_offset), strnlen(reinterpret_cast<const char*>(bytes + name_offset), nhdr.n_namesz));
+        if (nhdr.n_namesz > 0)
+          note.name.assign(reinterpret_cast<const char*>(bytes + name_offset),
+                           strnlen(reinterpret_cast<const char*>(bytes + name_offset), nhdr.n_namesz));
         note.desc.assign(bytes + desc_offset, bytes + desc_offset + nhdr.n_descsz);
         file.notes_.push_back(std::move(note));
       }
     }
   }
-  std::sort(file.segments_.begin(), file.segments_.end(), [](const Segment& a, const Segment& b) { return a.vaddr < b.vaddr; });
+  std::sort(file.segments_.begin(), file.segments_.end(),
+            [](const Segment& a, const Segment& b) { return a.vaddr < b.vaddr; });
   if (furthest > file.size_) file.missing_bytes_ = furthest - file.size_;
   return file;
 }

@@ -15,16 +15,16 @@ namespace pyframes::core {
 struct Segment {
   uint64_t vaddr = 0;
   uint64_t memsz = 0;
-  uint64_t offset = 0;   // into the core file
-  uint64_t filesz = 0;   // bytes present in the core; < memsz when the dumper left pages out
-  uint32_t flags = 0;    // PF_R | PF_W | PF_X
+  uint64_t offset = 0;  // into the core file
+  uint64_t filesz = 0;  // bytes present in the core; < memsz when the dumper left pages out
+  uint32_t flags = 0;   // PF_R | PF_W | PF_X
   uint64_t end() const { return vaddr + memsz; }
   bool contains(uint64_t address) const { return address >= vaddr && address - vaddr < memsz; }
 };
 
 struct Note {
   uint32_t type = 0;
-  std::string name;              // "CORE", "LINUX", "GDB", ...
+  std::string name;  // "CORE", "LINUX", "GDB", ...
   std::vector<unsigned char> desc;
 };
 

@@ -80,7 +80,8 @@ std::optional<CoreSignal> decode_siginfo(const Note& note) {
   signal.number = load<int32_t>(note.desc, 0);
   signal.error = load<int32_t>(note.desc, 4);
   signal.code = load<int32_t>(note.desc, 8);
-  bool fault = signal.number == 4 || signal.number == 5 || signal.number == 7 || signal.number == 8 || signal.number == 11;
+  bool fault =
+      signal.number == 4 || signal.number == 5 || signal.number == 7 || signal.number == 8 || signal.number == 11;
   if (signal.code <= 0) {
     signal.sender_pid = load<int32_t>(note.desc, 16);  // sent by kill/tgkill/sigqueue: si_pid
   } else if (fault) {

@@ -69,7 +69,8 @@ std::string find_executable(const std::vector<core::FileMapping>& files, const s
   return comm;
 }
 
-std::optional<CoreSignal> fatal_signal(const std::vector<CoreThread>& threads, const std::optional<CoreSignal>& siginfo) {
+std::optional<CoreSignal> fatal_signal(const std::vector<CoreThread>& threads,
+                                       const std::optional<CoreSignal>& siginfo) {
   // A kernel dump records the killing signal as pr_cursig of the dumping thread; `gcore` of a
   // running process records none (its NT_SIGINFO is the SIGSTOP of the attach).
   for (const auto& thread : threads) {
@@ -123,7 +124,8 @@ Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOpti
     }
   }
   if (info.threads.empty() && !has_nt_file) {
-    return make_error(ErrorKind::Corrupt, fmt::format("{} has no thread or mapped-file notes; it is not a process core", path),
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{} has no thread or mapped-file notes; it is not a process core", path),
                       "pass a core written by gcore or by the kernel");
   }
   const core::Note* auxv_note = find_note(notes, NT_AUXV);
@@ -149,7 +151,9 @@ Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOpti
   const core::CoreMemory* memory = state->memory.get();
   state->files = std::make_unique<core::MappedFiles>(
       state->modules,
-      [memory](uint64_t address, void* out, size_t size) { return memory->read_dumped(address, out, size) == ReadStatus::Ok; },
+      [memory](uint64_t address, void* out, size_t size) {
+        return memory->read_dumped(address, out, size) == ReadStatus::Ok;
+      },
       info.executable, options);
   state->memory->set_files(state->files.get());
 
@@ -164,12 +168,14 @@ Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOpti
   }
 
   if (info.missing_bytes > 0) {
-    state->warnings.push_back(fmt::format("{} is truncated: {} bytes missing at its end (of {}); memory stored there is "
-                                          "unreadable",
-                                          path, info.missing_bytes, info.core_size + info.missing_bytes));
+    state->warnings.push_back(
+        fmt::format("{} is truncated: {} bytes missing at its end (of {}); memory stored there is "
+                    "unreadable",
+                    path, info.missing_bytes, info.core_size + info.missing_bytes));
   }
   if (!has_nt_file) {
-    state->warnings.push_back(fmt::format("{} has no NT_FILE note (kernel older than 3.7?): mapped files are unknown", path));
+    state->warnings.push_back(
+        fmt::format("{} has no NT_FILE note (kernel older than 3.7?): mapped files are unknown", path));
   }
   return std::unique_ptr<Core>(new Core(std::move(state)));
 }

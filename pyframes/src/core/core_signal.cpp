@@ -1,6 +1,8 @@
 // Names for the signal that ended a process, as people know them from kill -l and dmesg.
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "pyframes/core.h"
 
 namespace pyframes {
@@ -8,61 +10,38 @@ namespace pyframes {
 namespace {
 
 // Linux numbers, identical on x86-64 and AArch64.
-const char* const kSignalNames[] = {
-    nullptr,   "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT",  "SIGBUS",   "SIGFPE",
-    "SIGKILL", "SIGUSR1", "SIGSEGV",   "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",  "SIGSTKFLT", "SIGCHLD",
-    "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU", "SIGURG",  "SIGXCPU",  "SIGXFSZ",  "SIGVTALRM",
-    "SIGPROF", "SIGWINCH", "SIGIO",    "SIGPWR",  "SIGSYS"};
+const char* const kSignalNames[] = {nullptr,    "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",  "SIGTRAP",   "SIGABRT",
+                                    "SIGBUS",   "SIGFPE",  "SIGKILL",   "SIGUSR1", "SIGSEGV", "SIGUSR2",   "SIGPIPE",
+                                    "SIGALRM",  "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP",   "SIGTSTP",
+                                    "SIGTTIN",  "SIGTTOU", "SIGURG",    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF",
+                                    "SIGWINCH", "SIGIO",   "SIGPWR",    "SIGSYS"};
 
-constexpr int kSigIll = 4, kSigTrap = 5, kSigBus = 7, kSigFpe = 8, kSigSegv = 11;
+// si_code names of signals raised by the CPU, from 1 (asm-generic/siginfo.h).
+const char* const kIllCodes[] = {"ILL_ILLOPC", "ILL_ILLOPN", "ILL_ILLADR", "ILL_ILLTRP",
+                                 "ILL_PRVOPC", "ILL_PRVREG", "ILL_COPROC", "ILL_BADSTK"};
+const char* const kTrapCodes[] = {"TRAP_BRKPT", "TRAP_TRACE"};
+const char* const kBusCodes[] = {"BUS_ADRALN", "BUS_ADRERR", "BUS_OBJERR", "BUS_MCEERR_AR", "BUS_MCEERR_AO"};
+const char* const kFpeCodes[] = {"FPE_INTDIV", "FPE_INTOVF", "FPE_FLTDIV", "FPE_FLTOVF",
+                                 "FPE_FLTUND", "FPE_FLTRES", "FPE_FLTINV", "FPE_FLTSUB"};
+const char* const kSegvCodes[] = {"SEGV_MAPERR", "SEGV_ACCERR", "SEGV_BNDERR", "SEGV_PKUERR"};
+
+struct FaultCodes {
+  int signal;
+  const char* const* names;
+  size_t count;
+};
+
+const FaultCodes kFaultCodes[] = {{4, kIllCodes, std::size(kIllCodes)},
+                                  {5, kTrapCodes, std::size(kTrapCodes)},
+                                  {7, kBusCodes, std::size(kBusCodes)},
+                                  {8, kFpeCodes, std::size(kFpeCodes)},
+                                  {11, kSegvCodes, std::size(kSegvCodes)}};
 
 const char* fault_code(int number, int code) {
-  switch (number) {
-    case kSigSegv:
-      switch (code) {
-        case 1: return "SEGV_MAPERR";
-        case 2: return "SEGV_ACCERR";
-        case 3: return "SEGV_BNDERR";
-        case 4: return "SEGV_PKUERR";
-        default: return nullptr;
-      }
-    case kSigBus:
-      switch (code) {
-        case 1: return "BUS_ADRALN";
-        case 2: return "BUS_ADRERR";
-        case 3: return "BUS_OBJERR";
-        case 4: return "BUS_MCEERR_AR";
-        case 5: return "BUS_MCEERR_AO";
-        default: return nullptr;
-      }
-    case kSigFpe:
-      switch (code) {
-        case 1: return "FPE_INTDIV";
-        case 2: return "FPE_INTOVF";
-        case 3: return "FPE_FLTDIV";
-        case 4: return "FPE_FLTOVF";
-        case 5: return "FPE_FLTUND";
-        case 6: return "FPE_FLTRES";
-        case 7: return "FPE_FLTINV";
-        case 8: return "FPE_FLTSUB";
-        default: return nullptr;
-      }
-    case kSigIll:
-      switch (code) {
-        case 1: return "ILL_ILLOPC";
-        case 2: return "ILL_ILLOPN";
-        case 3: return "ILL_ILLADR";
-        case 4: return "ILL_ILLTRP";
-        case 5: return "ILL_PRVOPC";
-        case 6: return "ILL_PRVREG";
-        case 7: return "ILL_COPROC";
-        case 8: return "ILL_BADSTK";
-        default: return nullptr;
-      }
-    case kSigTrap:
-      return code == 1 ? "TRAP_BRKPT" : code == 2 ? "TRAP_TRACE" : nullptr;
-    default: return nullptr;
+  for (const auto& table : kFaultCodes) {
+    if (table.signal == number && code >= 1 && static_cast<size_t>(code) <= table.count) return table.names[code - 1];
   }
+  return nullptr;
 }
 
 const char* sender_code(int code) {

@@ -68,8 +68,7 @@ Result<Inflated> inflate_to_temp_file(int fd, const std::string& path) {
       if (!write_all(out.get(), buffer.data(), static_cast<size_t>(n))) {
         int err = errno;
         ::gzclose(gz);
-        return make_error(ErrorKind::Io,
-                          fmt::format("cannot decompress {} into {}: {}", path, dir, std::strerror(err)),
+        return make_error(ErrorKind::Io, fmt::format("cannot decompress {} into {}: {}", path, dir, std::strerror(err)),
                           "set TMPDIR to a directory with room for the decompressed core");
       }
       result.size += static_cast<uint64_t>(n);

@@ -12,9 +12,9 @@
 namespace pyframes::core {
 
 struct Inflated {
-  UniqueFd fd;                // the decompressed core, deleted from the file system already
+  UniqueFd fd;  // the decompressed core, deleted from the file system already
   uint64_t size = 0;
-  std::string warning;        // non-empty when the gzip stream ended early (a truncated .gz)
+  std::string warning;  // non-empty when the gzip stream ended early (a truncated .gz)
 };
 
 // `fd` is the open .gz file (read from its start; not closed). `path` names it in messages.

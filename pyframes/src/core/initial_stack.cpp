@@ -10,13 +10,14 @@ namespace pyframes::core {
 namespace {
 
 constexpr size_t kChunk = 64 * 1024;
-constexpr size_t kMaxStackScan = 64ull << 20;   // the initial stack sits at the top; bound the search
-constexpr uint64_t kMaxArgs = 1 << 20;          // more than ARG_MAX allows; bounds a damaged stack
-constexpr size_t kMaxString = 128 * 1024;       // MAX_ARG_STRLEN
+constexpr size_t kMaxStackScan = 64ull << 20;  // the initial stack sits at the top; bound the search
+constexpr uint64_t kMaxArgs = 1 << 20;         // more than ARG_MAX allows; bounds a damaged stack
+constexpr size_t kMaxString = 128 * 1024;      // MAX_ARG_STRLEN
 constexpr size_t kMaxTotal = 4u << 20;
 
 // Where the auxv bytes start in `segment`, searching downwards from its top (8-byte aligned).
-std::optional<uint64_t> find_auxv(const Memory& memory, const Segment& segment, const std::vector<unsigned char>& needle) {
+std::optional<uint64_t> find_auxv(const Memory& memory, const Segment& segment,
+                                  const std::vector<unsigned char>& needle) {
   uint64_t dumped_end = segment.vaddr + segment.filesz;
   uint64_t lowest = segment.filesz > kMaxStackScan ? dumped_end - kMaxStackScan : segment.vaddr;
   std::vector<unsigned char> buffer(kChunk + needle.size());
@@ -25,7 +26,8 @@ std::optional<uint64_t> find_auxv(const Memory& memory, const Segment& segment, 
     size_t length = static_cast<size_t>(std::min<uint64_t>(dumped_end - start, kChunk + needle.size()));
     if (memory.read(start, buffer.data(), length) != ReadStatus::Ok) return std::nullopt;
     for (size_t i = (length >= needle.size() ? length - needle.size() : 0) & ~size_t{7};; i -= 8) {
-      if (i + needle.size() <= length && std::memcmp(buffer.data() + i, needle.data(), needle.size()) == 0) return start + i;
+      if (i + needle.size() <= length && std::memcmp(buffer.data() + i, needle.data(), needle.size()) == 0)
+        return start + i;
       if (i < 8) break;
     }
     top = start;

@@ -48,7 +48,8 @@ std::vector<std::string> MappedFiles::candidates(const std::string& target_path)
   std::string path = target_path;
   // A file replaced or removed after it was mapped: its new version may still be the same build.
   if (path.size() > std::char_traits<char>::length(kDeletedSuffix) &&
-      path.compare(path.size() - std::char_traits<char>::length(kDeletedSuffix), std::string::npos, kDeletedSuffix) == 0) {
+      path.compare(path.size() - std::char_traits<char>::length(kDeletedSuffix), std::string::npos, kDeletedSuffix) ==
+          0) {
     path.resize(path.size() - std::char_traits<char>::length(kDeletedSuffix));
   }
   std::vector<std::string> out;
@@ -92,8 +93,9 @@ LocalFile MappedFiles::resolve(const std::string& target_path) const {
     bool same = !expected || (actual && *actual == *expected);
     if (forced && candidate == *exe_override_) {
       if (!same) {
-        warnings_.push_back(fmt::format("--exe {}: its build-id {} differs from the core's executable {} ({}); using it anyway",
-                                        candidate, actual ? hex(*actual) : "(none)", target_path, hex(*expected)));
+        warnings_.push_back(
+            fmt::format("--exe {}: its build-id {} differs from the core's executable {} ({}); using it anyway",
+                        candidate, actual ? hex(*actual) : "(none)", target_path, hex(*expected)));
       }
       file.path = candidate;
       return file;
@@ -108,14 +110,16 @@ LocalFile MappedFiles::resolve(const std::string& target_path) const {
     }
   }
   unusable_.push_back(target_path);
-  std::string hint = target_path == executable_ ? "pass --exe PATH or --lib-search DIR" : "pass --lib-search DIR holding a copy";
+  std::string hint =
+      target_path == executable_ ? "pass --exe PATH or --lib-search DIR" : "pass --lib-search DIR holding a copy";
   if (!differing.empty()) {
-    warnings_.push_back(fmt::format("{}: {} is another build (build-id {}, the core's {}); not used, so what the core left "
-                                    "out of that file is unreadable ({})",
-                                    target_path, differing, differing_id, hex(*expected), hint));
+    warnings_.push_back(
+        fmt::format("{}: {} is another build (build-id {}, the core's {}); not used, so what the core left "
+                    "out of that file is unreadable ({})",
+                    target_path, differing, differing_id, hex(*expected), hint));
   } else {
-    warnings_.push_back(fmt::format("{}: not found{}; what the core left out of that file is unreadable ({})", target_path,
-                                    root_.empty() ? "" : fmt::format(" under {}", root_), hint));
+    warnings_.push_back(fmt::format("{}: not found{}; what the core left out of that file is unreadable ({})",
+                                    target_path, root_.empty() ? "" : fmt::format(" under {}", root_), hint));
   }
   return LocalFile{};
 }

@@ -22,7 +22,7 @@
 namespace pyframes::core {
 
 struct LocalFile {
-  std::string path;   // where it was found; empty when unusable
+  std::string path;  // where it was found; empty when unusable
   UniqueFd fd;
   uint64_t size = 0;
 };
