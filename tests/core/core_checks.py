@@ -20,8 +20,8 @@ class Run(object):
         return json.loads(self.stdout)
 
 
-def run_probe(probe, core, extra=()):
-    argv = [probe, core, "--stacks"] + list(extra)
+def run_probe(probe, core, extra=(), stacks=True):
+    argv = [probe, core] + (["--stacks"] if stacks else []) + list(extra)
     started = time.monotonic()
     completed = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                timeout=120)

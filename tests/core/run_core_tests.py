@@ -10,6 +10,8 @@ Modes (one ctest each):
           skipped with a message when core_pattern pipes cores to a handler)
   moved   the executable (and libpython) copied, run, dumped, then moved away: without
           --lib-search a clear error or warning, with it the same stacks as the ground truth
+  memory  bytes read through the core (its segments, and the files for pages it left out)
+          equal the live process's bytes, read from /proc/PID/mem before the dump
   bad     an empty file, a non-core ELF, the core of a non-Python program, truncated cores,
           a missing path: each a one-line error (or, for a core cut in its last segment, a
           warning saying how many bytes are missing)
@@ -157,6 +159,47 @@ def truncated_copy(core, path, size):
     return path
 
 
+def live_samples(pid, size=64):
+    """(address, bytes) from the start, middle and end of every readable mapping of `pid`."""
+    samples = []
+    with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for line in maps:
+            fields = line.split()
+            name = fields[5] if len(fields) > 5 else ""
+            if fields[1][0] != "r" or name in ("[vvar]", "[vsyscall]"):
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            for address in sorted({start, start + ((end - start) // 2 & ~7), end - size}):
+                try:
+                    mem.seek(address)
+                    samples.append((address, mem.read(size), name))
+                except OSError:
+                    pass
+    return samples
+
+
+def mode_memory(args, targets, workdir):
+    target = targets.start(program_argv(args.python, args.program), workdir)
+    target.wait_asleep()
+    samples = live_samples(target.pid)
+    core = gcore(target.pid, os.path.join(workdir, "core"))
+    target.kill()
+    extra = []
+    for address, data, _ in samples:
+        extra += ["--read", "%#x:%d" % (address, len(data))]
+    run = run_probe(args.probe, core, extra, stacks=False)
+    if run.returncode != 0:
+        return [run.describe()], ""
+    reads = run.document()["reads"]
+    problems = []
+    for (address, data, name), got in zip(samples, reads):
+        if got != data.hex():
+            problems.append("%#x (%s): core gives %s, the process had %s" % (address, name or "anonymous", got[:32],
+                                                                            data.hex()[:32]))
+    in_files = [name for _, _, name in samples if name.startswith("/")]
+    return problems, "%d samples, %d of them in %d mapped files" % (len(samples), len(in_files), len(set(in_files)))
+
+
 def mode_bad(args, targets, workdir):
     problems = []
     empty = os.path.join(workdir, "empty.core")
@@ -204,11 +247,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--probe", required=True)
     parser.add_argument("--python", required=True)
-    parser.add_argument("--mode", required=True, choices=["gcore", "gzip", "abort", "moved", "bad"])
+    parser.add_argument("--mode", required=True, choices=["gcore", "gzip", "abort", "moved", "memory", "bad"])
     parser.add_argument("--program", help="a program speaking the ground-truth protocol of programs/core_record.py")
     args = parser.parse_args()
     if args.program is None:
         args.program = os.path.join(PROGRAMS, "case_abort.py" if args.mode == "abort" else "case_nested.py")
+    args.program = os.path.abspath(args.program)
+    args.probe = os.path.abspath(args.probe)
     workdir = tempfile.mkdtemp(prefix="pyframes-core-")
     name = "%s %s %s" % (args.mode, os.path.basename(args.program), args.python)
     try:
@@ -216,7 +261,8 @@ def main():
             if args.mode in ("gcore", "gzip"):
                 problems, detail = mode_gcore(args, targets, workdir, compress=args.mode == "gzip")
             else:
-                problems, detail = {"abort": mode_abort, "moved": mode_moved, "bad": mode_bad}[args.mode](
+                problems, detail = {"abort": mode_abort, "moved": mode_moved, "memory": mode_memory,
+                                   "bad": mode_bad}[args.mode](
                     args, targets, workdir)
     except Skip as skip:
         print("SKIP %s: %s" % (name, skip))

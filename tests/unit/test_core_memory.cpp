@@ -132,6 +132,24 @@ TEST_CASE("core memory: dumped bytes from the core, left-out pages from the name
   CHECK((*core)->memory().describe() == "core " + dir.file("core"));
 }
 
+TEST_CASE("core memory: the tail of a file's last page reads as zeros, pages beyond it are unmapped") {
+  TempDir dir;
+  Scenario s{dir.file("libfoo.so"), dir.file("libbar.so")};
+  write_file(s.foo_path, slice(foo_file(), 0, 0x1800));  // the mapping runs on to 0x3000
+  write_file(dir.file("core"), process_core(s).build());
+  auto core = Core::open(dir.file("core"));
+  REQUIRE(core.ok());
+  Bytes expected = slice(foo_file(), 0x17f0, 0x10);
+  expected.resize(0x20, 0);
+  CHECK(read(**core, kLib + 0x17f0, 0x20) == expected);
+  CHECK(read(**core, kLib + 0x1ff0, 0x10) == Bytes(0x10, 0));
+  ReadStatus status{};
+  read(**core, kLib + 0x1ff0, 0x20, &status);
+  CHECK(status == ReadStatus::Unmapped);
+  read(**core, kLib + 0x2100, 8, &status);
+  CHECK(status == ReadStatus::Unmapped);
+}
+
 TEST_CASE("core memory: process facts from the notes and the initial stack") {
   TempDir dir;
   Scenario s{dir.file("libfoo.so"), dir.file("libbar.so"), 6};

@@ -43,15 +43,12 @@ ReadStatus CoreMemory::read_backing(const Mapping& mapping, uint64_t address, un
   const LocalFile* file = files_->find(mapping.path);
   if (file == nullptr) return ReadStatus::Unmapped;
   uint64_t offset = mapping.file_offset + (address - mapping.start);
-  if (offset >= file->size) return ReadStatus::Unmapped;
-  size_t available = static_cast<size_t>(std::min<uint64_t>(size, file->size - offset));
-  if (!pread_exact(file->fd.get(), out, available, offset)) return ReadStatus::IoError;
-  if (available < size) {
-    // The kernel maps the tail of a file's last page as zeros; beyond that page a process faults.
-    uint64_t page_end = ((file->size + kPage - 1) / kPage) * kPage;
-    if (offset + size > page_end) return ReadStatus::Unmapped;
-    std::memset(out + available, 0, size - available);
-  }
+  // The kernel maps the tail of a file's last page as zeros; beyond that page a process faults.
+  uint64_t page_end = (file->size + kPage - 1) / kPage * kPage;
+  if (offset >= page_end || size > page_end - offset) return ReadStatus::Unmapped;
+  size_t available = offset < file->size ? static_cast<size_t>(std::min<uint64_t>(size, file->size - offset)) : 0;
+  if (available > 0 && !pread_exact(file->fd.get(), out, available, offset)) return ReadStatus::IoError;
+  std::memset(out + available, 0, size - available);
   return ReadStatus::Ok;
 }
 
