@@ -1,12 +1,14 @@
 // Test driver for the core-file integration tests: opens a core with the pyframes core API and
 // prints, as JSON, what the core says (pid, executable, argv, fatal signal, threads, warnings).
-//   core_probe CORE [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDRESS:SIZE]...
+//   core_probe CORE [--stacks] [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDRESS:SIZE]...
+// --stacks adds "process": the model read_core() returns (threads, frames, warnings, ...).
 // --read prints the bytes at ADDRESS as hex (to compare memory with the files it came from).
 // Errors: one line `pyframes: <message> (<hint>)` on stderr, exit 1; bad usage exits 2.
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,31 @@ std::string list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+const char* kind_name(pyframes::Frame::Kind kind) {
+  return kind == pyframes::Frame::Kind::Python ? "python" : "native";
+}
+
+void print_process(const pyframes::Process& process) {
+  fmt::print("  \"process\": {{\n    \"pid\": {}, \"source\": {}, \"python_version\": {}, \"executable\": {},\n",
+             process.pid, quote(process.source), quote(process.python_version), quote(process.executable));
+  fmt::print("    \"command_line\": {}, \"fatal_signal\": {}, \"rank\": {}, \"local_rank\": {},\n",
+             list(process.command_line), quote(process.fatal_signal), quote(process.rank), quote(process.local_rank));
+  fmt::print("    \"warnings\": {},\n    \"threads\": [", list(process.warnings));
+  for (size_t i = 0; i < process.threads.size(); ++i) {
+    const auto& thread = process.threads[i];
+    fmt::print("{}\n      {{\"thread_id\": {}, \"native_id\": {}, \"name\": {}, \"gil\": {}, \"frames\": [",
+               i ? "," : "", thread.thread_id, thread.native_id, quote(thread.name), thread.gil ? "true" : "false");
+    for (size_t j = 0; j < thread.frames.size(); ++j) {
+      const auto& frame = thread.frames[j];
+      fmt::print("{}\n        {{\"kind\": \"{}\", \"function\": {}, \"qualname\": {}, \"file\": {}, \"line\": {}}}",
+                 j ? "," : "", kind_name(frame.kind), quote(frame.function), quote(frame.qualname), quote(frame.file),
+                 frame.line);
+    }
+    fmt::print("]}}");
+  }
+  fmt::print("]\n  }},\n");
+}
+
 int fail(const pyframes::Error& error) {
   fmt::print(stderr, "pyframes: {}{}\n", error.message, error.hint.empty() ? "" : " (" + error.hint + ")");
   return 1;
@@ -44,15 +71,21 @@ int fail(const pyframes::Error& error) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr,
-               "usage: core_probe CORE [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDR:SIZE]...\n");
+    fmt::print(
+        stderr,
+        "usage: core_probe CORE [--stacks] [--exe PATH] [--lib-search DIR]... [--root DIR] [--read ADDR:SIZE]...\n");
     return 2;
   }
   std::string path = argv[1];
   pyframes::CoreOptions options;
   std::vector<std::pair<uint64_t, size_t>> reads;
+  bool stacks = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--stacks") {
+      stacks = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       fmt::print(stderr, "core_probe: {} needs a value\n", arg);
       return 2;
@@ -73,6 +106,12 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::optional<pyframes::Process> process;
+  if (stacks) {
+    auto read = pyframes::read_core(path, options);
+    if (!read) return fail(read.error());
+    process = std::move(*read);
+  }
   auto core = pyframes::Core::open(path, options);
   if (!core) return fail(core.error());
   const pyframes::CoreInfo& info = (*core)->info();
@@ -103,6 +142,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("],\n  \"files\": {},\n", list((*core)->modules().files()));
   fmt::print("  \"reads\": {},\n", list(read_results));
+  if (process) print_process(*process);
   fmt::print("  \"warnings\": {}\n}}\n", list((*core)->warnings()));
   return 0;
 }

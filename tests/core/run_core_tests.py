@@ -92,21 +92,23 @@ def mode_abort(args, targets, workdir):
 
 
 def python_config(python):
-    out = subprocess.check_output([python, "-c", "import sys, sysconfig; c = sysconfig.get_config_var; "
-                                   "print(sys.prefix); print(c('Py_ENABLE_SHARED') or 0); "
-                                   "print(c('LIBDIR')); print(c('INSTSONAME'))"]).decode().split("\n")
-    return out[0], out[1] == "1", out[2], out[3]
+    """sys.prefix, and the libpython the interpreter maps (None for a static interpreter)."""
+    out = subprocess.check_output([python, "-c", "import sys; print(sys.prefix); print(([l.split()[-1] for l in "
+                                   "open('/proc/self/maps') if '/libpython' in l] + [''])[0])"]).decode().split("\n")
+    return out[0], out[1] or None
 
 
 def mode_moved(args, targets, workdir):
-    prefix, shared, libdir, soname = python_config(args.python)
+    prefix, libpython = python_config(args.python)
+    shared = libpython is not None
+    soname = os.path.basename(libpython) if shared else None
     original = os.path.join(workdir, "cluster-node")
     os.mkdir(original)
     exe = os.path.join(original, os.path.basename(os.path.realpath(args.python)))
     shutil.copy2(os.path.realpath(args.python), exe)
     env = {"PYTHONHOME": prefix}
     if shared:
-        shutil.copy2(os.path.join(libdir, soname), os.path.join(original, soname))
+        shutil.copy2(libpython, os.path.join(original, soname))
         env["LD_LIBRARY_PATH"] = original
     target = targets.start([exe, args.program], workdir, env=env)
     target.wait_asleep()
@@ -138,19 +140,22 @@ def mode_moved(args, targets, workdir):
 
 
 def segments_end(path):
-    """The end of the furthest PT_LOAD data in an ELF core, and the last segment's size."""
+    """The end of the furthest segment data (PT_LOAD or PT_NOTE) in an ELF core, and the size
+    of the PT_LOAD whose data comes last."""
     with open(path, "rb") as f:
         header = f.read(64)
         phoff, = struct.unpack_from("<Q", header, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", header, 0x36)
         f.seek(phoff)
         table = f.read(phentsize * phnum)
-    ends = []
+    end, loads = 0, []
     for i in range(phnum):
         p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+        if p_type in (1, 4) and p_filesz:
+            end = max(end, p_offset + p_filesz)
         if p_type == 1 and p_filesz:
-            ends.append((p_offset + p_filesz, p_filesz))
-    return max(ends)
+            loads.append((p_offset + p_filesz, p_filesz))
+    return end, max(loads)[1]
 
 
 def truncated_copy(core, path, size):
@@ -213,33 +218,53 @@ def mode_bad(args, targets, workdir):
     not_python = gcore(sleeper.pid, os.path.join(workdir, "sleep-core"))
     problems += one_line_error(run_probe(args.probe, not_python), "no Python interpreter", "sleep")
 
+    # gdb writes its notes after the segments: a gcore dump cut anywhere has lost them.
     target = targets.start(program_argv(args.python, os.path.join(PROGRAMS, "case_threads.py")), workdir)
     target.wait_asleep()
     core = gcore(target.pid, os.path.join(workdir, "core"))
     target.kill()
+    end, _ = segments_end(core)
+    cut = truncated_copy(core, os.path.join(workdir, "cut-gcore.core"), end - 1000)
+    problems += one_line_error(run_probe(args.probe, cut), "is truncated", "1000 bytes missing", "notes")
+
+    # The kernel writes its notes first: a kernel core cut in its last segment still has the
+    # Python state, and a warning gives the exact number of missing bytes.
+    try:
+        pattern = kernel_core_pattern()
+    except Skip as skip:
+        print("note: kernel-core truncation not checked: %s" % skip)
+        return problems, "kernel cores unavailable"
+    started = time.time()
+    target = targets.start(program_argv(args.python, os.path.join(PROGRAMS, "case_abort.py")), workdir,
+                           env={"CORE_RECORD_ABORT": "1"}, dump_on_crash=True)
+    target.process.wait(timeout=120)
+    target.wait_truth(timeout=1)
+    core = find_kernel_core(pattern, workdir, target.pid, started)
+    if core is None:
+        print("note: kernel-core truncation not checked: no core written (core_pattern %r)" % pattern)
+        return problems, "no kernel core"
     end, last = segments_end(core)
-    # Cut inside the last segment only: the Python state is elsewhere, so the stacks are read,
-    # with a warning giving the exact number of missing bytes.
-    cut_last = truncated_copy(core, os.path.join(workdir, "cut-last.core"), end - min(last, 4096))
-    run = run_probe(args.probe, cut_last)
-    missing = "%d bytes missing" % min(last, 4096)
+    cut = min(last, 4096)
+    run = run_probe(args.probe, truncated_copy(core, os.path.join(workdir, "cut-last.core"), end - cut))
+    missing = "%d bytes missing" % cut
     if run.returncode == 0:
         warnings = run.document()["process"]["warnings"]
         if not any(missing in w for w in warnings):
-            problems.append("core cut by %s: no warning saying so: %r" % (missing, warnings))
-        problems += check_stacks(run, target)
+            problems.append("kernel core cut by %s: no warning saying so: %r" % (missing, warnings))
+        problems += check_stacks(run, target, fatal_prefix="SIGABRT")
     else:
         problems += one_line_error(run, "truncated", missing)
     # Cut to a fifth: most of the memory is gone; an error (or a warning) counts the bytes.
     size = os.path.getsize(core) // 5
-    cut_most = truncated_copy(core, os.path.join(workdir, "cut-most.core"), size)
-    run = run_probe(args.probe, cut_most)
+    run = run_probe(args.probe, truncated_copy(core, os.path.join(workdir, "cut-most.core"), size))
     missing = "%d bytes missing" % (end - size)
     if run.returncode == 0:
         if not any(missing in w for w in run.document()["process"]["warnings"]):
             problems.append("core cut to %d bytes: no warning saying %s" % (size, missing))
     else:
         problems += one_line_error(run, "truncated", missing)
+    if not core.startswith(workdir):
+        os.unlink(core)
     return problems, ""
 
 

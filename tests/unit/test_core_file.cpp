@@ -107,7 +107,8 @@ TEST_CASE("core file: cuts inside the headers or the notes are errors, cuts in s
   write_file(dir.file("cut-notes"), Bytes(whole.begin(), whole.begin() + static_cast<long>(notes_end)));
   ErrorKind kind{};
   std::string message = open_error(dir.file("cut-notes"), &kind);
-  CHECK(message.find("cut before the end of its notes") != std::string::npos);
+  CHECK(message.find("is truncated: ") != std::string::npos);
+  CHECK(message.find(" bytes missing at its end, its notes") != std::string::npos);
   CHECK(kind == ErrorKind::Truncated);
 
   size_t keep = whole.size() - 0x1800;  // all of the second segment and half of the first

@@ -131,6 +131,31 @@ struct ElfHandle {
   }
 };
 
+// Appends the notes of one PT_NOTE segment (already checked to lie inside the file).
+Result<void> read_notes(Elf* elf, const GElf_Phdr& phdr, const std::string& path, std::vector<Note>& out) {
+  if (phdr.p_filesz > kMaxNoteBytes) {
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{}: note segment of {} bytes is implausibly large", path, phdr.p_filesz));
+  }
+  Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, ELF_T_NHDR);
+  if (data == nullptr) {
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{}: notes at offset {:#x} are unreadable: {}", path, phdr.p_offset, elf_errmsg(-1)));
+  }
+  const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+  GElf_Nhdr nhdr;
+  size_t name_offset = 0, desc_offset = 0;
+  for (size_t offset = 0; (offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0;) {
+    Note note;
+    note.type = nhdr.n_type;
+    const char* name = reinterpret_cast<const char*>(bytes + name_offset);
+    note.name.assign(name, nhdr.n_namesz > 0 ? strnlen(name, nhdr.n_namesz) : 0);
+    note.desc.assign(bytes + desc_offset, bytes + desc_offset + nhdr.n_descsz);
+    out.push_back(std::move(note));
+  }
+  return {};
+}
+
 }  // namespace
 
 const Segment* CoreFile::find_segment(uint64_t address) const {
@@ -197,7 +222,7 @@ Result<CoreFile> parse_core(CoreFile file) {
   }
   if (ehdr.e_type != ET_CORE) {
     return make_error(ErrorKind::Usage, fmt::format("{} is {}, not a core file", path, elf_type_name(ehdr.e_type)),
-                      "pass a core (gcore PID, or a kernel dump), or the PID of a running process");
+                      "pass a core file from gcore or a kernel dump, or the PID of a running process");
   }
   if (ehdr.e_machine != EM_X86_64 && ehdr.e_machine != EM_AARCH64) {
     const char* name = machine_name(ehdr.e_machine);
@@ -219,57 +244,42 @@ Result<CoreFile> parse_core(CoreFile file) {
                       "the core was not written completely; dump it again");
   }
 
-  uint64_t furthest = 0;
+  std::vector<GElf_Phdr> phdrs(phnum);
+  uint64_t furthest = 0;  // the end of the last byte any segment claims
   for (size_t i = 0; i < phnum; ++i) {
-    GElf_Phdr phdr;
-    if (gelf_getphdr(handle.elf, static_cast<int>(i), &phdr) == nullptr) {
-      return make_error(ErrorKind::Corrupt,
-                        fmt::format("{}: program header {} is unreadable: {}", path, i, elf_errmsg(-1)));
+    GElf_Phdr& phdr = phdrs[i];
+    if (gelf_getphdr(handle.elf, static_cast<int>(i), &phdr) == nullptr ||
+        phdr.p_offset + phdr.p_filesz < phdr.p_offset) {
+      return make_error(ErrorKind::Corrupt, fmt::format("{}: program header {} is unreadable or impossible", path, i));
     }
+    if (phdr.p_type == PT_LOAD || phdr.p_type == PT_NOTE) furthest = std::max(furthest, phdr.p_offset + phdr.p_filesz);
+  }
+  if (furthest > file.size_) file.missing_bytes_ = furthest - file.size_;
+
+  for (size_t i = 0; i < phnum; ++i) {
+    const GElf_Phdr& phdr = phdrs[i];
     if (phdr.p_type == PT_LOAD) {
-      if (phdr.p_filesz > phdr.p_memsz || phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr ||
-          phdr.p_offset + phdr.p_filesz < phdr.p_offset) {
+      if (phdr.p_filesz > phdr.p_memsz || phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr) {
         return make_error(ErrorKind::Corrupt,
                           fmt::format("{}: segment {} at {:#x} has impossible sizes", path, i, phdr.p_vaddr));
       }
-      if (phdr.p_memsz == 0) continue;
-      file.segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, phdr.p_flags});
-      if (phdr.p_filesz > 0) furthest = std::max(furthest, phdr.p_offset + phdr.p_filesz);
+      if (phdr.p_memsz > 0) {
+        file.segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, phdr.p_flags});
+      }
     } else if (phdr.p_type == PT_NOTE) {
-      if (phdr.p_filesz > kMaxNoteBytes) {
-        return make_error(ErrorKind::Corrupt,
-                          fmt::format("{}: note segment of {} bytes is implausibly large", path, phdr.p_filesz));
-      }
       if (phdr.p_offset + phdr.p_filesz > file.size_) {
-        return make_error(
-            ErrorKind::Truncated,
-            fmt::format(
-                "{} is cut before the end of its notes ({} bytes missing): threads and mapped files are unknown", path,
-                phdr.p_offset + phdr.p_filesz - file.size_),
-            "the core was not written completely; dump it again");
+        // gdb writes its notes after the segments: a gcore dump cut anywhere loses them.
+        return make_error(ErrorKind::Truncated,
+                          fmt::format("{} is truncated: {} bytes missing at its end, its notes (threads, mapped files) "
+                                      "among them",
+                                      path, file.missing_bytes_),
+                          "the dump was cut short, e.g. by a full disk or ulimit -c; dump again");
       }
-      Elf_Data* data = elf_getdata_rawchunk(handle.elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, ELF_T_NHDR);
-      if (data == nullptr) {
-        return make_error(ErrorKind::Corrupt, fmt::format("{}: notes at offset {:#x} are unreadable: {}", path,
-                                                          phdr.p_offset, elf_errmsg(-1)));
-      }
-      GElf_Nhdr nhdr;
-      size_t name_offset = 0, desc_offset = 0;
-      for (size_t offset = 0; (offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0;) {
-        Note note;
-        note.type = nhdr.n_type;
-        const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
-        if (nhdr.n_namesz > 0)
-          note.name.assign(reinterpret_cast<const char*>(bytes + name_offset),
-                           strnlen(reinterpret_cast<const char*>(bytes + name_offset), nhdr.n_namesz));
-        note.desc.assign(bytes + desc_offset, bytes + desc_offset + nhdr.n_descsz);
-        file.notes_.push_back(std::move(note));
-      }
+      PYFRAMES_CHECK(read_notes(handle.elf, phdr, path, file.notes_));
     }
   }
   std::sort(file.segments_.begin(), file.segments_.end(),
             [](const Segment& a, const Segment& b) { return a.vaddr < b.vaddr; });
-  if (furthest > file.size_) file.missing_bytes_ = furthest - file.size_;
   return file;
 }
 
