@@ -51,7 +51,8 @@ def check_stacks(run, target, fatal_prefix=None, argv=None):
 
 
 def mode_gcore(args, targets, workdir, compress=False):
-    target = targets.start(program_argv(args.python, args.program), workdir)
+    # A launcher's RANK/LOCAL_RANK: read back from the environment block in the core's stack.
+    target = targets.start(program_argv(args.python, args.program), workdir, env={"RANK": "3", "LOCAL_RANK": "1"})
     target.wait_asleep()
     core = gcore(target.pid, os.path.join(workdir, "core"))
     target.kill()
@@ -62,6 +63,9 @@ def mode_gcore(args, targets, workdir, compress=False):
         core += ".gz"
     run = run_probe(args.probe, core)
     problems = check_stacks(run, target)
+    if not problems and (run.document()["process"]["rank"], run.document()["process"]["local_rank"]) != ("3", "1"):
+        problems.append("RANK/LOCAL_RANK read as %r/%r, the program had 3/1" % (
+            run.document()["process"]["rank"], run.document()["process"]["local_rank"]))
     if not problems and compress and not run.document()["gzip"]:
         problems.append("the core was not read as gzip")
     frames = sum(len(t["frames"]) for t in target.truth["threads"])
@@ -136,7 +140,12 @@ def mode_moved(args, targets, workdir):
         warnings = found.document()["process"]["warnings"]
         if any(original in w for w in warnings):
             problems.append("--lib-search %s did not find the files: %s" % (relocated, warnings))
-    return problems, "%s moved to %s" % (", ".join(moved_names), relocated)
+    # A container's view: the files under a root directory at their original paths (--root).
+    root = os.path.join(workdir, "container-root")
+    shutil.copytree(relocated, root + original)
+    rooted = run_probe(args.probe, core, ["--root", root])
+    problems += check_stacks(rooted, target)
+    return problems, "%s moved to %s, and found there and under --root" % (", ".join(moved_names), relocated)
 
 
 def segments_end(path):

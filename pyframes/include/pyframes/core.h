@@ -74,6 +74,12 @@ struct CoreInfo {
   bool gzip = false;
 };
 
+// A file the core names for which no usable local copy was found.
+struct UnusableFile {
+  std::string path;         // as the core names it
+  std::string other_build;  // a local file by that name whose build-id differs; empty when none was found
+};
+
 // An opened core: its memory, its module map and its notes. Reads only what is asked for.
 class Core {
  public:
@@ -92,8 +98,8 @@ class Core {
   // Problems met so far: a truncated core, each missing or mismatching file (once, when the
   // first read needs it). Grows while the memory is read.
   std::vector<std::string> warnings() const;
-  // Files that were needed but are missing or differ (target paths), for error hints.
-  std::vector<std::string> unusable_files() const;
+  // Files that were needed but are missing or differ, for error messages.
+  std::vector<UnusableFile> unusable_files() const;
 
  private:
   struct State;

@@ -199,6 +199,6 @@ std::vector<std::string> Core::warnings() const {
   return out;
 }
 
-std::vector<std::string> Core::unusable_files() const { return state_->files->unusable(); }
+std::vector<UnusableFile> Core::unusable_files() const { return state_->files->unusable(); }
 
 }  // namespace pyframes

@@ -109,7 +109,7 @@ LocalFile MappedFiles::resolve(const std::string& target_path) const {
       differing_id = actual ? hex(*actual) : "(none)";
     }
   }
-  unusable_.push_back(target_path);
+  unusable_.push_back({target_path, differing});
   std::string hint =
       target_path == executable_ ? "pass --exe PATH or --lib-search DIR" : "pass --lib-search DIR holding a copy";
   if (!differing.empty()) {
@@ -136,7 +136,7 @@ std::vector<std::string> MappedFiles::warnings() const {
   return warnings_;
 }
 
-std::vector<std::string> MappedFiles::unusable() const {
+std::vector<UnusableFile> MappedFiles::unusable() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return unusable_;
 }

@@ -38,7 +38,7 @@ class MappedFiles {
   const LocalFile* find(const std::string& target_path) const;
 
   std::vector<std::string> warnings() const;
-  std::vector<std::string> unusable() const;
+  std::vector<UnusableFile> unusable() const;
 
   // Candidate local paths for a target path, in the order they are tried.
   std::vector<std::string> candidates(const std::string& target_path) const;
@@ -57,7 +57,7 @@ class MappedFiles {
   mutable std::mutex mutex_;
   mutable std::map<std::string, LocalFile> resolved_;
   mutable std::vector<std::string> warnings_;
-  mutable std::vector<std::string> unusable_;
+  mutable std::vector<UnusableFile> unusable_;
 };
 
 }  // namespace pyframes::core

@@ -19,9 +19,13 @@ std::string environment_value(const std::vector<std::string>& environment, const
   return {};
 }
 
-std::string join(const std::vector<std::string>& items) {
+// "/a/libpython3.12.so (missing), /a/python3.12 (another build at /b/python3.12)"
+std::string describe(const std::vector<UnusableFile>& files) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  for (const auto& file : files) {
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", file.path,
+                       file.other_build.empty() ? "missing" : "another build at " + file.other_build);
+  }
   return out;
 }
 
@@ -58,19 +62,20 @@ Error explain_read_error(const Core& core, Error error) {
 // Why no interpreter was found, in the terms the user can act on.
 Error explain_not_found(const Core& core, Error error) {
   const CoreInfo& info = core.info();
-  std::vector<std::string> unusable = core.unusable_files();
-  if (unusable.size() == 1 && unusable.front() == info.executable) {
-    return make_error(ErrorKind::NotFound,
-                      fmt::format("{}: the executable {} is not on this machine (or is another build), and the Python "
-                                  "state cannot be found without it",
-                                  core.path(), info.executable),
-                      "pass --exe PATH to the program's file, or --lib-search DIR holding it");
+  std::vector<UnusableFile> unusable = core.unusable_files();
+  if (unusable.size() == 1 && unusable.front().path == info.executable) {
+    return make_error(
+        ErrorKind::NotFound,
+        fmt::format("{}: the executable {} is {}, and the Python state cannot be found without it", core.path(),
+                    info.executable,
+                    unusable.front().other_build.empty() ? "not on this machine"
+                                                         : "another build at " + unusable.front().other_build),
+        "pass --exe PATH to the program's file, or --lib-search DIR holding it");
   }
   if (!unusable.empty()) {
     return make_error(ErrorKind::NotFound,
-                      fmt::format("{}: cannot find the Python runtime: files the core names are not on this machine "
-                                  "(or are other builds): {}",
-                                  core.path(), join(unusable)),
+                      fmt::format("{}: cannot find the Python runtime without files the core names: {}", core.path(),
+                                  describe(unusable)),
                       "pass --lib-search DIR holding copies of them, --exe PATH for the program, or --root DIR for a "
                       "container's files");
   }
