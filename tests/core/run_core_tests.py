@@ -140,6 +140,9 @@ def mode_moved(args, targets, workdir):
         warnings = found.document()["process"]["warnings"]
         if any(original in w for w in warnings):
             problems.append("--lib-search %s did not find the files: %s" % (relocated, warnings))
+    # --exe names the program itself; a shared libpython still needs --lib-search.
+    exe_args = ["--exe", os.path.join(relocated, os.path.basename(exe))] + (["--lib-search", relocated] if shared else [])
+    problems += check_stacks(run_probe(args.probe, core, exe_args), target)
     # A container's view: the files under a root directory at their original paths (--root).
     root = os.path.join(workdir, "container-root")
     shutil.copytree(relocated, root + original)
