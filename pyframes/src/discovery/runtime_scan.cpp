@@ -54,13 +54,21 @@ bool plausible_interpreter(const Memory& memory, const ModuleMap& modules, const
       back != interp) {
     return false;
   }
+  // Its thread id is a pthread_t: on glibc the address of the thread's descriptor.
+  uint64_t thread_id = 0;
+  if (memory.read(tstate + static_cast<uint64_t>(layout.thread_state.thread_id), &thread_id, 8) != ReadStatus::Ok ||
+      modules.find(thread_id) == nullptr) {
+    return false;
+  }
+  // Decisive, and costly enough to come last: sys.modules is a dict that holds "sys".
   uint64_t sys_modules = 0;
   if (layout.interpreter.modules < 0 ||
       memory.read(interp + static_cast<uint64_t>(layout.interpreter.modules), &sys_modules, 8) != ReadStatus::Ok) {
     return false;
   }
   ObjectReader reader(memory, layout);
-  return reader.has_type_flag(sys_modules, kTpFlagDictSubclass);
+  auto view = reader.dict_view(sys_modules);
+  return view && reader.dict_get_str(*view, "sys").has_value();
 }
 
 Result<void> scan_for_runtime(const Memory& memory, const ModuleMap& modules, const Layout& layout,

@@ -19,8 +19,8 @@ namespace pyframes {
 Result<void> scan_for_runtime(const Memory& memory, const ModuleMap& modules, const Layout& layout,
                               PythonTarget& target);
 
-// True when `interp` looks like a live PyInterpreterState: readable, and its first thread
-// state points back at it (or it has no thread yet) and sys.modules is a dict.
+// True when `interp` looks like a live PyInterpreterState: its first thread state points back
+// at it and carries a mapped pthread_t, and its sys.modules is a dict holding "sys".
 bool plausible_interpreter(const Memory& memory, const ModuleMap& modules, const Layout& layout, uint64_t interp);
 
 }  // namespace pyframes

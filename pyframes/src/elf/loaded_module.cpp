@@ -40,16 +40,11 @@ std::optional<uint64_t> LoadedModule::symbol_address(std::string_view name, bool
 }
 
 std::vector<AddressRange> LoadedModule::writable_data() const {
+  // The writable PT_LOAD segments: .data and .bss, and also sections such as .PyRuntime
+  // (3.8-3.10 put _PyRuntime in a section of its own).
   std::vector<AddressRange> out;
-  for (const char* name : {".data", ".bss"}) {
-    if (const ElfSection* s = elf_->section(name); s != nullptr && s->size > 0) {
-      out.push_back({s->address + bias_, s->address + s->size + bias_});
-    }
-  }
-  if (out.empty()) {
-    for (const auto& seg : elf_->segments()) {
-      if (seg.writable) out.push_back({seg.vaddr + bias_, seg.vaddr + seg.memsz + bias_});
-    }
+  for (const auto& seg : elf_->segments()) {
+    if (seg.writable && seg.memsz > 0) out.push_back({seg.vaddr + bias_, seg.vaddr + seg.memsz + bias_});
   }
   return out;
 }

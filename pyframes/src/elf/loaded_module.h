@@ -34,7 +34,7 @@ class LoadedModule {
 
   // Target address of a symbol (.dynsym first, then .symtab), nullopt when absent.
   std::optional<uint64_t> symbol_address(std::string_view name, bool dynsym_only = false) const;
-  // Writable data (.data and .bss, else the writable PT_LOAD segments) as target ranges.
+  // Writable data (the writable PT_LOAD segments: .data, .bss, .PyRuntime...) as target ranges.
   std::vector<AddressRange> writable_data() const;
 
  private:
