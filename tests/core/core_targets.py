@@ -40,6 +40,7 @@ def environment(extra=None):
     env["LC_ALL"] = "C.UTF-8"  # 3.6 would use ASCII file names under the C locale
     env["PYTHONIOENCODING"] = "utf-8"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["MALLOC_ARENA_MAX"] = "1"  # no 64 MB arena per thread: smaller cores, faster dumps
     env.pop("PYTHONPATH", None)
     env.update(extra or {})
     return env

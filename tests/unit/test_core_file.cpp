@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <cstddef>
+
 #include "core/core_file.h"
 #include "core_test_support.h"
 #include "pyframes/core.h"
@@ -82,6 +84,11 @@ TEST_CASE("core file: empty, text, executables and foreign cores are clear error
   big.data = ELFDATA2MSB;
   write_file(dir.file("big"), big.build());
   CHECK(open_error(dir.file("big")).find("big-endian") != std::string::npos);
+
+  Bytes odd_table = small_core().build();
+  odd_table[offsetof(Elf64_Ehdr, e_phentsize)] = 40;
+  write_file(dir.file("odd-table"), odd_table);
+  CHECK(open_error(dir.file("odd-table")).find("program headers of 40 bytes") != std::string::npos);
 
   write_file(dir.file("core.zst"), Bytes{0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0});
   std::string zstd = open_error(dir.file("core.zst"));

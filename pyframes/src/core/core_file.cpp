@@ -32,6 +32,7 @@ bool pread_exact(int fd, void* out, size_t size, uint64_t offset) noexcept {
 namespace {
 
 constexpr uint64_t kMaxNoteBytes = 64ull << 20;  // far above any real core's notes; bounds a hostile header
+constexpr size_t kMaxSegments = 1u << 22;        // 64 times vm.max_map_count's default
 
 const char* machine_name(unsigned machine) {
   switch (machine) {
@@ -119,7 +120,7 @@ Result<void> check_ident(const std::string& path, const unsigned char* ident, ui
   if (size < sizeof(Elf64_Ehdr)) {
     return make_error(ErrorKind::Truncated,
                       fmt::format("{} is cut inside its ELF header ({} of {} bytes)", path, size, sizeof(Elf64_Ehdr)),
-                      "the core was not written completely; dump it again");
+                      "the dump was cut short, e.g. by a full disk or ulimit -c; dump again");
   }
   return {};
 }
@@ -235,13 +236,22 @@ Result<CoreFile> parse_core(CoreFile file) {
   }
   file.machine_ = ehdr.e_machine;
 
+  if (ehdr.e_phentsize != sizeof(Elf64_Phdr)) {
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{}: program headers of {} bytes, not {}", path, ehdr.e_phentsize, sizeof(Elf64_Phdr)),
+                      "the file is damaged");
+  }
   size_t phnum = 0;
   uint64_t table_end = ehdr.e_phoff + uint64_t{ehdr.e_phentsize} * (ehdr.e_phnum == PN_XNUM ? 0 : ehdr.e_phnum);
   if (table_end > file.size_ || elf_getphdrnum(handle.elf, &phnum) != 0 ||
       ehdr.e_phoff + uint64_t{ehdr.e_phentsize} * phnum > file.size_) {
     return make_error(ErrorKind::Truncated,
                       fmt::format("{} is cut inside its program header table ({} bytes long)", path, file.size_),
-                      "the core was not written completely; dump it again");
+                      "the dump was cut short, e.g. by a full disk or ulimit -c; dump again");
+  }
+  if (phnum > kMaxSegments) {
+    return make_error(ErrorKind::Corrupt, fmt::format("{}: {} segments is implausibly many", path, phnum),
+                      "the file is damaged");
   }
 
   std::vector<GElf_Phdr> phdrs(phnum);
