@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include "json_lite.h"
 #include "memory/process_memory.h"
@@ -192,4 +194,32 @@ TEST_CASE("a stripped libpython is read through .dynsym or the data scan") {
     ++tested;
   }
   CHECK(tested > 0);
+}
+
+TEST_CASE("several targets read in parallel threads") {
+  // The CLI reads many PIDs at once: nothing in the engine may be shared unsafely.
+  auto pythons = test_support::test_pythons();
+  if (pythons.size() < 2) {
+    MESSAGE("fewer than two interpreters: skipped");
+    return;
+  }
+  std::vector<std::unique_ptr<PythonProcess>> targets;
+  std::vector<json_lite::Value> reports;
+  for (const auto& python : pythons) {
+    targets.push_back(std::make_unique<PythonProcess>(python, std::vector<std::string>{kTarget, "--shallow"}));
+    auto line = targets.back()->read_line(std::chrono::seconds(60));
+    REQUIRE(line.has_value());
+    reports.push_back(json_lite::Parser(*line).parse());
+  }
+  std::vector<Result<Process>> results(targets.size(), make_error(ErrorKind::Io, "not read"));
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    readers.emplace_back([&, i] { results[i] = read_process(targets[i]->pid(), ReadOptions{}); });
+  }
+  for (auto& reader : readers) reader.join();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    CAPTURE(pythons[i]);
+    REQUIRE_MESSAGE(results[i].ok(), results[i].error().message);
+    check_against_report(*results[i], reports[i], false);
+  }
 }
