@@ -146,5 +146,28 @@ TEST_CASE("render_text: truncated and empty threads say so; native frames are ma
   const std::string text = render_text(process, TextOptions{}, nullptr);
   CHECK(text.find("truncated: " + process.threads[0].truncation_reason) != std::string::npos);
   CHECK(text.find("(no Python frames)") != std::string::npos);
-  CHECK(text.find(fmt::format("({}+{:#x}) [native]", native.module, native.offset)) != std::string::npos);
+  // Without a symbol: the module's base name and the offset, the form addr2line takes.
+  CHECK(text.find(fmt::format("    [native] libc.so.6+{:#x}\n", native.offset)) != std::string::npos);
+}
+
+TEST_CASE("render_text: native frames name their function and module; an unmerged stack follows its note") {
+  Process process = samples::two_thread_process(12);
+  Frame native;
+  native.kind = Frame::Kind::Native;
+  native.function = "pthread_cond_wait";
+  native.module = "/lib/x86_64-linux-gnu/libc.so.6";
+  native.address = 0x7f0000abcd;
+  native.offset = 0x8abcd;
+  process.threads[0].frames.insert(process.threads[0].frames.begin(), native);
+  Frame unknown;
+  unknown.kind = Frame::Kind::Native;
+  unknown.address = 0x1234;  // in no mapping: only the address is known
+  process.threads[1].native_note = "native stack not merged: 2 calls of the evaluation loop for 3 runs";
+  process.threads[1].native_frames = {native, unknown};
+  const std::string text = render_text(process, TextOptions{}, nullptr);
+  CHECK(text.find("    [native] pthread_cond_wait (libc.so.6+0x8abcd)\n") != std::string::npos);
+  const size_t note = text.find("    ... " + process.threads[1].native_note + "\n");
+  REQUIRE(note != std::string::npos);
+  const size_t after = text.find("    [native] pthread_cond_wait (libc.so.6+0x8abcd)\n    [native] 0x1234\n", note);
+  CHECK(after != std::string::npos);
 }

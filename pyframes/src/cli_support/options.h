@@ -28,6 +28,8 @@ struct Options {
   std::vector<Target> targets;  // in the order given, duplicates removed
   bool json = false;
   bool lock = false;
+  bool native = false;      // --native: C/C++ frames merged with the Python frames
+  bool native_all = false;  // --native-all: also threads without Python state
   // Core files only: where to find the files a core names (see pyframes/core.h).
   std::string core_executable;          // --exe
   std::vector<std::string> lib_search;  // --lib-search, repeatable

@@ -53,7 +53,9 @@ Result<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
   if (elf_getphdrnum(file->elf_, &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr phdr;
-      if (gelf_getphdr(file->elf_, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD) continue;
+      if (gelf_getphdr(file->elf_, static_cast<int>(i), &phdr) == nullptr) continue;
+      if (phdr.p_type == PT_GNU_EH_FRAME) file->eh_frame_hdr_ = phdr.p_vaddr;
+      if (phdr.p_type != PT_LOAD) continue;
       file->segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_W) != 0,
                                  (phdr.p_flags & PF_X) != 0});
     }
@@ -74,6 +76,11 @@ Result<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
       section.has_file_bytes = shdr.sh_type != SHT_NOBITS;
       section.writable = (shdr.sh_flags & SHF_WRITE) != 0;
       file->sections_.push_back(std::move(section));
+    }
+  }
+  if (!file->eh_frame_hdr_) {
+    if (const ElfSection* hdr = file->section(".eh_frame_hdr"); hdr != nullptr && hdr->address != 0) {
+      file->eh_frame_hdr_ = hdr->address;
     }
   }
   return file;
@@ -115,6 +122,38 @@ void ElfFile::find_many(int section_type, std::span<const std::string_view> name
       }
     }
   }
+}
+
+std::vector<ElfFunction> ElfFile::function_symbols(bool dynamic) const {
+  std::vector<ElfFunction> out;
+  const int section_type = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || static_cast<int>(shdr.sh_type) != section_type) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    Elf_Data* strings = elf_getdata(elf_getscn(elf_, shdr.sh_link), nullptr);
+    if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
+    const char* string_base = static_cast<const char*>(strings->d_buf);
+    const size_t string_size = strings->d_size;
+    const size_t count = shdr.sh_size / shdr.sh_entsize;
+    out.reserve(out.size() + count);
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
+          sym.st_name == 0 || sym.st_name >= string_size) {
+        continue;
+      }
+      // The name ends at its NUL, which a hostile file may leave out: stop at the table's end.
+      const char* name = string_base + sym.st_name;
+      const size_t length = strnlen(name, string_size - sym.st_name);
+      const int bind = GELF_ST_BIND(sym.st_info);
+      out.push_back(ElfFunction{sym.st_value, sym.st_size, std::string_view(name, length), bind == STB_GLOBAL,
+                                bind == STB_WEAK});
+    }
+  }
+  return out;
 }
 
 std::optional<ElfSymbol> ElfFile::find_in(int section_type, std::string_view name) const {

@@ -81,26 +81,38 @@ void render_process_header(std::string& out, const Process& process, const Palet
   }
 }
 
+// "[native] function (libc.so.6+0x1234)"; "[native] libc.so.6+0x1234" when no symbol is known.
+std::string native_frame_text(const Frame& frame, const Palette& colors) {
+  std::string location;
+  if (!frame.file.empty()) {
+    location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
+  } else if (!frame.module.empty()) {
+    const size_t slash = frame.module.rfind('/');
+    location = fmt::format("{}+{:#x}", safe(slash == std::string::npos ? frame.module : frame.module.substr(slash + 1)),
+                           frame.offset);
+  }
+  if (frame.function.empty()) {
+    return fmt::format("[native] {}{}{}", colors.location,
+                       location.empty() ? fmt::format("{:#x}", frame.address) : location, colors.reset);
+  }
+  std::string text = fmt::format("[native] {}{}{}", colors.function, safe(frame.function), colors.reset);
+  if (!location.empty()) text += fmt::format(" ({}{}{})", colors.location, location, colors.reset);
+  return text;
+}
+
 void render_frame(std::string& out, const Process& process, const Frame& frame, const TextOptions& options,
                   SourceCache* sources, const Palette& colors) {
-  std::string function = safe(frame.function);
-  std::string location;
   if (frame.kind == Frame::Kind::Native) {
-    if (function.empty()) function = fmt::format("{:#x}", frame.address);
-    if (!frame.file.empty()) {
-      location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
-    } else if (!frame.module.empty()) {
-      location = fmt::format("{}+{:#x}", safe(frame.module), frame.offset);
-    }
-  } else {
-    if (function.empty()) function = "???";
-    location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
+    out += fmt::format("    {}\n", native_frame_text(frame, colors));
+    return;
   }
+  std::string function = safe(frame.function);
+  if (function.empty()) function = "???";
+  const std::string location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
   out += fmt::format("    {}{}{}", colors.function, function, colors.reset);
   if (!location.empty()) out += fmt::format(" ({}{}{})", colors.location, location, colors.reset);
-  if (frame.kind == Frame::Kind::Native) out += " [native]";
   out += '\n';
-  if (options.source_lines && sources != nullptr && frame.kind == Frame::Kind::Python) {
+  if (options.source_lines && sources != nullptr) {
     if (auto line = source_line(process, frame, *sources); line && !line->empty()) out += fmt::format("        {}\n", *line);
   }
   for (const Local& local : frame.locals) {
@@ -121,6 +133,11 @@ void render_thread(std::string& out, const Process& process, const Thread& threa
     const std::string reason = thread.truncation_reason.empty() ? "frame chain cut" : safe(thread.truncation_reason);
     out += fmt::format("    {}... truncated: {}{}\n", colors.warning, reason, colors.reset);
   }
+  // --native: a stack that could not be merged follows its note, whole.
+  if (!thread.native_note.empty()) {
+    out += fmt::format("    {}... {}{}\n", colors.warning, safe(thread.native_note), colors.reset);
+  }
+  for (const Frame& frame : thread.native_frames) render_frame(out, process, frame, options, sources, colors);
 }
 
 }  // namespace

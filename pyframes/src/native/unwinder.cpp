@@ -1,0 +1,163 @@
+#include "native/unwinder.h"
+
+#include <libunwind.h>
+
+#include <fmt/format.h>
+
+#include <new>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "native/eh_frame_table.h"
+#include "native/page_cache.h"
+
+// Exported by every libunwind since 1.0 but not declared in its headers; perf's libunwind
+// support declares it the same way. It searches a remote .eh_frame_hdr table through the
+// address space's accessors and fills the procedure info from the FDE it finds.
+extern "C" int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t* di,
+                                                  unw_proc_info_t* pi, int need_unwind_info, void* arg);
+
+namespace pyframes::native {
+
+struct Unwinder::State {
+  State(const Memory& memory, ModuleCache& module_cache) : cache(memory), modules(module_cache) {}
+
+  PageCache cache;
+  ModuleCache& modules;
+  unw_addr_space_t space = nullptr;
+  const Registers* registers = nullptr;  // of the thread being unwound
+  std::unordered_map<std::string, std::optional<EhFrameTable>> tables;  // by module path
+
+  const EhFrameTable* table_for(uint64_t ip) {
+    const Mapping* mapping = modules.modules().find(ip);
+    if (mapping == nullptr || !is_file_mapping(*mapping)) return nullptr;
+    auto [it, inserted] = tables.try_emplace(mapping->path);
+    if (inserted) {
+      if (const LoadedModule* module = modules.module(mapping->path)) it->second = find_eh_frame_table(*module, cache);
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+};
+
+namespace {
+
+Unwinder::State& state_of(void* arg) { return *static_cast<Unwinder::State*>(arg); }
+
+int find_proc_info(unw_addr_space_t space, unw_word_t ip, unw_proc_info_t* info, int need_unwind_info, void* arg) {
+  try {
+    const EhFrameTable* table = state_of(arg).table_for(ip);
+    if (table == nullptr || ip < table->start_ip || ip >= table->end_ip) return -UNW_ENOINFO;
+    unw_dyn_info_t dyn{};
+    dyn.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    dyn.start_ip = table->start_ip;
+    dyn.end_ip = table->end_ip;
+    dyn.u.rti.segbase = table->header;
+    dyn.u.rti.table_data = table->table;
+    // In words: each entry is two int32 (initial location, FDE address), 8 bytes.
+    dyn.u.rti.table_len = table->fde_count * 8 / sizeof(unw_word_t);
+    return UNW_OBJ(dwarf_search_unwind_table)(space, ip, &dyn, info, need_unwind_info, arg);
+  } catch (const std::bad_alloc&) {
+    return -UNW_ENOMEM;
+  }
+}
+
+// The unwind info found above is libunwind's own (it frees it itself); nothing to release.
+void put_unwind_info(unw_addr_space_t, unw_proc_info_t*, void*) {}
+
+// No dynamically registered unwind info (JIT compilers' _U_dyn_register) in remote targets.
+int get_dyn_info_list_addr(unw_addr_space_t, unw_word_t*, void*) { return -UNW_ENOINFO; }
+
+int access_mem(unw_addr_space_t, unw_word_t address, unw_word_t* value, int write, void* arg) {
+  if (write != 0) return -UNW_EREADONLYREG;  // never change the target
+  return state_of(arg).cache.read(address, value, sizeof *value) == ReadStatus::Ok ? 0 : -UNW_EINVAL;
+}
+
+int access_reg(unw_addr_space_t, unw_regnum_t reg, unw_word_t* value, int write, void* arg) {
+  if (write != 0) return -UNW_EREADONLYREG;
+  const Registers* registers = state_of(arg).registers;
+  if (registers == nullptr || reg < 0 || reg >= kUnwoundRegisters) return -UNW_EBADREG;
+  *value = registers->values[static_cast<size_t>(reg)];
+  return 0;
+}
+
+int access_fpreg(unw_addr_space_t, unw_regnum_t, unw_fpreg_t*, int, void*) { return -UNW_EBADREG; }
+
+int resume(unw_addr_space_t, unw_cursor_t*, void*) { return -UNW_EINVAL; }  // never run the target
+
+// Names come from our own symbolizer (with demangling and separate debug files).
+int get_proc_name(unw_addr_space_t, unw_word_t, char*, size_t, unw_word_t*, void*) { return -UNW_ENOINFO; }
+
+unw_accessors_t accessors() {
+  unw_accessors_t a{};
+  a.find_proc_info = find_proc_info;
+  a.put_unwind_info = put_unwind_info;
+  a.get_dyn_info_list_addr = get_dyn_info_list_addr;
+  a.access_mem = access_mem;
+  a.access_reg = access_reg;
+  a.access_fpreg = access_fpreg;
+  a.resume = resume;
+  a.get_proc_name = get_proc_name;
+  return a;
+}
+
+std::string unwind_error(const char* what, int code) { return fmt::format("{}: {}", what, unw_strerror(code)); }
+
+}  // namespace
+
+Unwinder::Unwinder(const Memory& memory, ModuleCache& modules) : state_(std::make_unique<State>(memory, modules)) {
+  unw_accessors_t a = accessors();
+  state_->space = unw_create_addr_space(&a, 0);
+  // Caching by ip is safe: the address space lives for one dump of an unchanging target.
+  if (state_->space != nullptr) unw_set_caching_policy(state_->space, UNW_CACHE_GLOBAL);
+}
+
+Unwinder::~Unwinder() {
+  if (state_->space != nullptr) unw_destroy_addr_space(state_->space);
+}
+
+RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
+  RawStack stack;
+  if (state_->space == nullptr) {
+    stack.problem = "libunwind could not create an address space";
+    return stack;
+  }
+  state_->registers = &registers;
+  unw_cursor_t cursor;
+  if (int rc = unw_init_remote(&cursor, state_->space, state_.get()); rc < 0) {
+    stack.problem = unwind_error("cannot start unwinding", rc);
+    state_->registers = nullptr;
+    return stack;
+  }
+  bool caller_of_signal_frame = false;
+  unw_word_t previous_sp = 0;
+  for (;;) {
+    unw_word_t pc = 0, sp = 0;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0) {
+      stack.problem = "a frame's registers could not be recovered";
+      break;
+    }
+    if (pc == 0) break;  // libunwind's end of the chain (undefined return address)
+    if (!stack.frames.empty() && (sp < previous_sp || (sp == previous_sp && pc == stack.frames.back().pc))) {
+      stack.problem = "the unwind went in circles (damaged stack or unwind information)";
+      break;
+    }
+    if (stack.frames.size() >= max_frames) {
+      stack.problem = fmt::format("native stack deeper than {} frames", max_frames);
+      break;
+    }
+    stack.frames.push_back(RawFrame{pc, !stack.frames.empty() && !caller_of_signal_frame});
+    caller_of_signal_frame = unw_is_signal_frame(&cursor) > 0;
+    previous_sp = sp;
+    const int step = unw_step(&cursor);
+    if (step == 0) break;  // the outermost frame
+    if (step < 0) {
+      stack.problem = unwind_error(fmt::format("unwinding stopped at {:#x}", pc).c_str(), step);
+      break;
+    }
+  }
+  state_->registers = nullptr;
+  return stack;
+}
+
+}  // namespace pyframes::native
