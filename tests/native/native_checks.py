@@ -150,8 +150,8 @@ def gdb_problems(thread, gdb_frames):
     return problems
 
 
-def interpreter_functions(module):
-    """Function names of the interpreter module (its .symtab, else its separate debug file),
+def module_functions(module):
+    """Function names of a module (its .symtab, else its separate debug file, and .dynsym),
     as nm lists them; empty when both are stripped."""
     names = set()
     candidates = [module]
@@ -160,11 +160,12 @@ def interpreter_functions(module):
     if build_id:
         hexid = build_id.group(1)
         candidates.append("/usr/lib/debug/.build-id/%s/%s.debug" % (hexid[:2], hexid[2:]))
-    for path in candidates:
+    for path, table in [(module, "-D")] + [(path, "") for path in candidates]:
         if not os.path.exists(path):
             continue
-        out = subprocess.run(["nm", "--defined-only", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        names.update(line.split()[-1] for line in out.stdout.decode("utf-8", "replace").splitlines()
+        argv = ["nm", "--defined-only"] + ([table] if table else []) + [path]
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        names.update(line.split()[-1].split("@")[0] for line in out.stdout.decode("utf-8", "replace").splitlines()
                      if len(line.split()) == 3 and line.split()[1] in "tTiW")
     return names
 

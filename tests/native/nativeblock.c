@@ -1,11 +1,14 @@
 /* A CPython extension for the --native tests, built for every interpreter under test: C that
    calls back into Python (call), C that blocks in pthread_cond_wait with the GIL released
-   (wait), and a thread that never runs Python code (start_native_thread), so that a stack
-   reads Python -> C -> Python -> C and a process has a thread only --native-all shows.
+   (wait), a thread that never runs Python code (start_native_thread), and a signal handler
+   that never returns (block_in_signal_handler), so that a stack reads Python -> C -> Python ->
+   C, a process has a thread only --native-all shows, and a stack crosses a signal frame.
    Written for every CPython from 3.6 on. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,11 +70,36 @@ PyObject* nativeblock_start_native_thread(PyObject* self, PyObject* unused) {
   return PyLong_FromLong(native_thread_id);
 }
 
+static volatile sig_atomic_t handled = 0;
+
+void nativeblock_signal_handler(int signo) {
+  block_forever();  /* the classic hang: a lock taken inside a signal handler */
+  handled = signo;  /* after the call: no tail call, the handler keeps its frame */
+}
+
+/* block_in_signal_handler(): sends SIGUSR2 to the calling thread, whose handler never
+   returns; the GIL is released first. */
+PyObject* nativeblock_block_in_signal_handler(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = nativeblock_signal_handler;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGUSR2, &action, NULL) != 0) return PyErr_SetFromErrno(PyExc_OSError);
+  Py_BEGIN_ALLOW_THREADS
+  pthread_kill(pthread_self(), SIGUSR2);
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"call", nativeblock_call, METH_O, "call(f) -> f(), from C"},
     {"wait", nativeblock_wait, METH_NOARGS, "block in pthread_cond_wait for good, GIL released"},
     {"start_native_thread", nativeblock_start_native_thread, METH_NOARGS,
      "start a thread that never runs Python; returns its Linux thread id"},
+    {"block_in_signal_handler", nativeblock_block_in_signal_handler, METH_NOARGS,
+     "block for good in a signal handler of the calling thread"},
     {NULL, NULL, 0, NULL},
 };
 

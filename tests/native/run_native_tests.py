@@ -35,23 +35,9 @@ import native_checks as nc  # noqa: E402
 from core_targets import Skip, TargetError, Targets, gcore  # noqa: E402
 from itest_checks import compare_frames, run_pyframes  # noqa: E402
 from itest_targets import cpu_ticks, untouched_problems  # noqa: E402
+from pyframes_itest import Report  # noqa: E402
 
 SKIP = 77
-
-
-class Report(object):
-    def __init__(self):
-        self.failures = 0
-
-    def result(self, name, problems, detail=""):
-        if problems:
-            self.failures += 1
-            print("FAIL %s" % name)
-            for problem in problems[:80]:
-                print("     %s" % problem)
-        else:
-            print("ok   %s%s" % (name, " (%s)" % detail if detail else ""))
-        sys.stdout.flush()
 
 
 def read_json(args, target, extra=()):
@@ -116,7 +102,7 @@ def check_sleep_target(report, name, started, threads, gdb):
         if nc.native(f) and os.path.basename(f.get("module", "")).startswith("libpython")}
     interpreter_names = set()
     for module in modules:
-        interpreter_names |= nc.interpreter_functions(module)
+        interpreter_names |= nc.module_functions(module)
     for label in ("main", "worker"):
         thread = threads.get(started.records[label]["native_id"])
         problems = started.record_problems(label, thread, sleep_names(started, label))
@@ -150,6 +136,29 @@ def check_cext_target(report, name, started, threads, gdb, native_all):
         if gdb is not None:
             problems += nc.gdb_problems(thread, gdb.get(thread["native_id"]))
     report.result("%s: Python -> C -> Python -> C" % name, problems)
+
+    thread = threads.get(started.records["signalled"]["native_id"])
+    problems = started.record_problems("signalled", thread, ["pthread_cond_wait", "futex"])
+    if thread is not None and not problems:
+        frames = thread["frames"]
+        functions = [f.get("function", "") if nc.native(f) else "py:" + f["function"] for f in frames]
+        wanted = ["nativeblock_signal_handler", "nativeblock_block_in_signal_handler", "py:in_handler"]
+        if [f for f in functions if f in wanted] != wanted:
+            problems.append("expected %s in this order (innermost first) across the signal frame" % wanted)
+        else:
+            # Right outside the handler: libc's signal trampoline, by name where libc's symbols
+            # (or its debug file's) have it.
+            trampoline = frames[functions.index("nativeblock_signal_handler") + 1]
+            libc = trampoline.get("module", "")
+            expected = "__restore_rt" if "__restore_rt" in nc.module_functions(libc) else ""
+            if not os.path.basename(libc).startswith("libc.so") or trampoline.get("function") != expected:
+                problems.append("the handler's caller is %s, not libc's signal trampoline %s" % (
+                    nc.describe(trampoline), expected or "(unnamed)"))
+        if problems:
+            problems += nc.dump(frames)
+        if gdb is not None:
+            problems += nc.gdb_problems(thread, gdb.get(thread["native_id"]))
+    report.result("%s: a thread blocked in a signal handler, through the signal frame" % name, problems)
 
     tid = started.truth["native_thread"]
     plain = threads.get(tid)
@@ -270,7 +279,8 @@ def mode_core(args, targets, workdir, report):
             blocked = [started.records[label]["native_id"] for label in ("main", "worker")]
         else:
             check_cext_target(report, name, started, dumped, None, True)
-            blocked = [started.records["main"]["native_id"], started.truth["native_thread"]]
+            blocked = [started.records["main"]["native_id"], started.records["signalled"]["native_id"],
+                       started.truth["native_thread"]]
         problems = []
         for tid in blocked:
             if tid in dumped and tid in live and native_addresses(dumped[tid]) != native_addresses(live[tid]):

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/build_id.h"
+#include "file_memory.h"
 #include "modules/proc_maps.h"
 #include "native/eh_frame_table.h"
 #include "native/symbolizer.h"
@@ -131,21 +132,6 @@ TEST_CASE("native symbols: every libpython and the static interpreter have a sea
   }
   if (std::filesystem::exists(kStaticPython)) files.push_back(kStaticPython);
   REQUIRE_FALSE(files.empty());
-  // The file itself as the memory: its bytes at link-time addresses, as a process maps them.
-  class FileImage final : public Memory {
-   public:
-    explicit FileImage(const ElfFile& elf) : elf_(elf) {}
-    ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-      std::string_view bytes = elf_.bytes_at(address, size);
-      if (bytes.size() != size) return ReadStatus::Unmapped;
-      std::memcpy(out, bytes.data(), size);
-      return ReadStatus::Ok;
-    }
-    std::string describe() const override { return elf_.path(); }
-
-   private:
-    const ElfFile& elf_;
-  };
   for (const auto& path : files) {
     CAPTURE(path);
     auto elf = ElfFile::open(path);
@@ -157,7 +143,7 @@ TEST_CASE("native symbols: every libpython and the static interpreter have a sea
     }
     auto module = LoadedModule::open(ModuleMap({mapping}), path, {});
     REQUIRE(module);
-    FileImage image(module->elf());
+    FileMemory image(module->elf());  // the file's bytes where a process maps them
     const auto table = native::find_eh_frame_table(*module, image);
     REQUIRE(table);
     const ElfSection* hdr = module->elf().section(".eh_frame_hdr");

@@ -90,12 +90,7 @@ TEST_CASE("render_json: the document mirrors the model, frames innermost first")
   process.warnings = {"thread 4249: state unreadable"};
   process.threads[1].truncated = true;
   process.threads[1].truncation_reason = "frame chain loops back";
-  Frame native;
-  native.kind = Frame::Kind::Native;
-  native.function = "epoll_wait";
-  native.module = "/lib/x86_64-linux-gnu/libc.so.6";
-  native.address = 0x7f0000001234;
-  native.offset = 0x1234;
+  const Frame native = samples::native_frame("epoll_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000001234, 0x1234);
   process.threads[0].frames.insert(process.threads[0].frames.begin(), native);
 
   const auto doc = mini_json::parse(render_json({process}, {}));
@@ -134,12 +129,8 @@ TEST_CASE("render_json: the document mirrors the model, frames innermost first")
 
 TEST_CASE("render_json: an unmerged native stack comes with its note") {
   Process process = samples::two_thread_process(4242);
-  Frame native;
-  native.kind = Frame::Kind::Native;
-  native.function = "pthread_cond_wait";
-  native.module = "/lib/x86_64-linux-gnu/libc.so.6";
-  native.address = 0x7f0000001234;
-  native.offset = 0x1234;
+  const Frame native =
+      samples::native_frame("pthread_cond_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000001234, 0x1234);
   process.threads[1].native_note = "native stack not merged: 1 call of the evaluation loop for 2 runs of Python frames";
   process.threads[1].native_frames = {native};
   const auto doc = mini_json::parse(render_json({process}, {}));

@@ -19,7 +19,7 @@ struct Frame {
   Kind kind = Kind::Python;
   std::string function;   // co_name for Python, symbol (demangled) for native
   std::string qualname;   // co_qualname (3.11+), else = function
-  std::string file;       // co_filename for Python, module path for native
+  std::string file;       // co_filename for Python; native: the source file when known (else empty, see module)
   int line = 0;           // 0 when unknown
   bool is_entry = false;  // Python: first frame of an evaluation-loop run (3.11+ entry frames)
   uint64_t address = 0;   // native: instruction pointer (a return address for callers)

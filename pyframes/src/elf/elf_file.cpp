@@ -91,68 +91,64 @@ ElfFile::~ElfFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ElfFile::find_many(int section_type, std::span<const std::string_view> names,
-                        std::span<std::optional<ElfSymbol>> found) const {
-  size_t missing = 0;
-  for (size_t i = 0; i < names.size(); ++i) missing += found[i] ? 0 : 1;
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr && missing > 0; scn = elf_nextscn(elf_, scn)) {
+namespace {
+
+// Calls visit(sym, name, max_length) for each defined, named symbol of every table of
+// `section_type` (SHT_DYNSYM, SHT_SYMTAB), in table order, until it returns false. `name`
+// points into the string table, which may lack a final NUL: at most `max_length` bytes are its.
+template <class Visit>
+void for_each_symbol(Elf* elf, int section_type, Visit&& visit) {
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr || static_cast<int>(shdr.sh_type) != section_type) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
     // The string table, read directly: elf_strptr per symbol costs more than the compare.
-    Elf_Data* strings = elf_getdata(elf_getscn(elf_, shdr.sh_link), nullptr);
-    if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
-    const char* string_base = static_cast<const char*>(strings->d_buf);
-    size_t string_size = strings->d_size;
-    size_t count = shdr.sh_size / shdr.sh_entsize;
-    for (size_t i = 0; i < count && missing > 0; ++i) {
-      GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= string_size) continue;
-      const char* sym_name = string_base + sym.st_name;
-      size_t max_length = string_size - sym.st_name;
-      for (size_t n = 0; n < names.size(); ++n) {
-        if (found[n] || names[n].size() >= max_length || std::memcmp(sym_name, names[n].data(), names[n].size()) != 0 ||
-            sym_name[names[n].size()] != '\0') {
-          continue;
-        }
-        int bind = GELF_ST_BIND(sym.st_info);
-        found[n] = ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
-        --missing;
-      }
-    }
-  }
-}
-
-std::vector<ElfFunction> ElfFile::function_symbols(bool dynamic) const {
-  std::vector<ElfFunction> out;
-  const int section_type = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr; scn = elf_nextscn(elf_, scn)) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr || static_cast<int>(shdr.sh_type) != section_type) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    Elf_Data* strings = elf_getdata(elf_getscn(elf_, shdr.sh_link), nullptr);
+    Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
     if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
     const char* string_base = static_cast<const char*>(strings->d_buf);
     const size_t string_size = strings->d_size;
     const size_t count = shdr.sh_size / shdr.sh_entsize;
-    out.reserve(out.size() + count);
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
-      const int type = GELF_ST_TYPE(sym.st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
-          sym.st_name == 0 || sym.st_name >= string_size) {
-        continue;
-      }
-      // The name ends at its NUL, which a hostile file may leave out: stop at the table's end.
-      const char* name = string_base + sym.st_name;
-      const size_t length = strnlen(name, string_size - sym.st_name);
-      const int bind = GELF_ST_BIND(sym.st_info);
-      out.push_back(ElfFunction{sym.st_value, sym.st_size, std::string_view(name, length), bind == STB_GLOBAL,
-                                bind == STB_WEAK});
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= string_size) continue;
+      if (!visit(sym, string_base + sym.st_name, string_size - sym.st_name)) return;
     }
   }
+}
+
+}  // namespace
+
+void ElfFile::find_many(int section_type, std::span<const std::string_view> names,
+                        std::span<std::optional<ElfSymbol>> found) const {
+  size_t missing = 0;
+  for (size_t i = 0; i < names.size(); ++i) missing += found[i] ? 0 : 1;
+  if (missing == 0) return;
+  for_each_symbol(elf_, section_type, [&](const GElf_Sym& sym, const char* sym_name, size_t max_length) {
+    for (size_t n = 0; n < names.size(); ++n) {
+      if (found[n] || names[n].size() >= max_length || std::memcmp(sym_name, names[n].data(), names[n].size()) != 0 ||
+          sym_name[names[n].size()] != '\0') {
+        continue;
+      }
+      int bind = GELF_ST_BIND(sym.st_info);
+      found[n] = ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
+      --missing;
+    }
+    return missing > 0;
+  });
+}
+
+std::vector<ElfFunction> ElfFile::function_symbols(bool dynamic) const {
+  std::vector<ElfFunction> out;
+  for_each_symbol(elf_, dynamic ? SHT_DYNSYM : SHT_SYMTAB, [&](const GElf_Sym& sym, const char* name, size_t max_length) {
+    const int type = GELF_ST_TYPE(sym.st_info);
+    if ((type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_value != 0) {
+      const int bind = GELF_ST_BIND(sym.st_info);
+      out.push_back(ElfFunction{sym.st_value, sym.st_size, std::string_view(name, strnlen(name, max_length)),
+                                bind == STB_GLOBAL, bind == STB_WEAK});
+    }
+    return true;
+  });
   return out;
 }
 

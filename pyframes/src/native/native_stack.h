@@ -13,8 +13,8 @@ namespace pyframes::native {
 struct RawFrame {
   uint64_t pc = 0;
   // A caller's pc is the return address, one past its call: names are looked up at pc - 1
-  // (the call may be a function's last instruction). False for the innermost frame and for
-  // frames interrupted by a signal.
+  // (the call may be a function's last instruction). False for the innermost frame, signal
+  // trampolines and frames interrupted by a signal.
   bool return_address = false;
 };
 

@@ -129,7 +129,7 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
     state_->registers = nullptr;
     return stack;
   }
-  bool caller_of_signal_frame = false;
+  bool caller_of_signal_frame = false;  // the previous (inner) frame was a signal trampoline
   unw_word_t previous_sp = 0;
   for (;;) {
     unw_word_t pc = 0, sp = 0;
@@ -138,7 +138,10 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
       break;
     }
     if (pc == 0) break;  // libunwind's end of the chain (undefined return address)
-    if (!stack.frames.empty() && (sp < previous_sp || (sp == previous_sp && pc == stack.frames.back().pc))) {
+    // Each caller's frame lies above its callee's; only a signal frame may switch stacks
+    // (a handler on sigaltstack).
+    if (!stack.frames.empty() && ((sp < previous_sp && !caller_of_signal_frame) ||
+                                  (sp == previous_sp && pc == stack.frames.back().pc))) {
       stack.problem = "the unwind went in circles (damaged stack or unwind information)";
       break;
     }
@@ -146,10 +149,16 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
       stack.problem = fmt::format("native stack deeper than {} frames", max_frames);
       break;
     }
+    // The frame a signal interrupted is at the interrupted instruction, not after a call.
     stack.frames.push_back(RawFrame{pc, !stack.frames.empty() && !caller_of_signal_frame});
-    caller_of_signal_frame = unw_is_signal_frame(&cursor) > 0;
     previous_sp = sp;
     const int step = unw_step(&cursor);
+    // libunwind (x86-64) learns that a frame is a signal trampoline from its unwind info while
+    // stepping out of it, and answers unw_is_signal_frame for that frame until the next step.
+    // A trampoline's pc is where the handler "returns" to, its first instruction: not a call's
+    // return address either.
+    caller_of_signal_frame = unw_is_signal_frame(&cursor) > 0;
+    if (caller_of_signal_frame) stack.frames.back().return_address = false;
     if (step == 0) break;  // the outermost frame
     if (step < 0) {
       stack.problem = unwind_error(fmt::format("unwinding stopped at {:#x}", pc).c_str(), step);
