@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,16 +53,15 @@ def read_json(args, target, extra=()):
 class Started(object):
     """A target program, its ground truth and where the kernel says its threads are blocked."""
 
-    def __init__(self, args, targets, workdir, program):
+    def __init__(self, args, targets, workdir, program, extension_dir=None):
         path = os.path.join(workdir, os.path.splitext(program)[0])
         os.mkdir(path)
-        env = {"PYTHONPATH": os.pathsep.join([args.extension_dir, RECORDER])}
+        env = {"PYTHONPATH": os.pathsep.join([extension_dir or args.extension_dir, RECORDER])}
         self.target = targets.start([args.python, os.path.join(HERE, "programs", program)], path, env=env)
         self.truth = self.target.wait_asleep()
         self.pid = self.target.pid
         self.records = {r["label"]: r for r in self.truth["threads"]}
         self.syscalls = {r["native_id"]: nc.syscall_of(self.pid, r["native_id"]) for r in self.truth["threads"]}
-        self.interpreter = None  # the module running the evaluation loop, from the first read
 
     def record_problems(self, label, thread, libc_names):
         record = self.records[label]
@@ -261,19 +261,49 @@ def native_addresses(thread):
     return [f["address"] for f in thread["frames"] if nc.native(f)]
 
 
+def read_core(args, core, extra=()):
+    run = run_pyframes(args.pyframes, ["--json", "--native-all"] + list(extra) + [core])
+    if run.returncode != 0:
+        return None, None, [run.describe()]
+    process = json.loads(run.stdout)["processes"][0]
+    return {t["native_id"]: t for t in process["threads"]}, process.get("warnings", []), []
+
+
 def mode_core(args, targets, workdir, report):
     for program in ("native_sleep.py", "native_cext.py"):
-        started = Started(args, targets, workdir, program)
+        # The extension is loaded from a copy that is moved away after the dump, as when a core
+        # is read on another machine: its code is not in the core, only in the file.
+        extension_copy = os.path.join(workdir, "extension") if program == "native_cext.py" else None
+        if extension_copy:
+            shutil.copytree(args.extension_dir, extension_copy)
+        started = Started(args, targets, workdir, program, extension_copy)
         live, problems = read_json(args, str(started.pid), ("--native-all",))
         if problems:
             report.result("live read before the dump", problems)
             continue
         core = gcore(started.pid, os.path.join(workdir, "core"))
-        dumped, problems = read_json(args, core, ("--native-all",))
-        if problems:
-            report.result("pyframes --native %s" % core, problems)
-            continue
         name = "core " + os.path.basename(core)
+        extra = ()
+        if extension_copy:
+            moved = os.path.join(workdir, "moved")
+            os.rename(extension_copy, moved)
+            extra = ("--lib-search", moved)
+            dumped, warnings, problems = read_core(args, core)
+            if not problems:
+                thread = dumped.get(started.records["main"]["native_id"])
+                if not any(os.path.basename(extension_copy) in w for w in warnings):
+                    problems.append("no warning names the missing extension: %s" % warnings)
+                if thread is None:
+                    problems.append("main thread missing")
+                elif not thread.get("native_note"):
+                    problems += started.record_problems("main", thread, ["pthread_cond_wait", "futex"])
+            report.result("%s without the moved extension: a warning, and no wrong merge" % name, problems,
+                          thread.get("native_note", "merged") if not problems else "")
+        dumped, _, problems = read_core(args, core, extra)
+        if problems:
+            report.result("pyframes --native %s %s" % (" ".join(extra), core), problems)
+            continue
+        name += " " + " ".join(extra) if extra else ""
         if program == "native_sleep.py":
             check_sleep_target(report, name, started, dumped, None)
             blocked = [started.records[label]["native_id"] for label in ("main", "worker")]

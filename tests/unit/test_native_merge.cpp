@@ -112,14 +112,14 @@ TEST_CASE("native merge: a cut Python stack is never merged") {
   CHECK(process.threads[0].native_note.find("Python stack is incomplete") != std::string::npos);
 }
 
-TEST_CASE("native merge: a native stack cut short still merges when every call is there, and says so") {
+TEST_CASE("native merge: a native stack that may be incomplete still merges when every call is there, and says so") {
   Process process;
   process.threads.push_back(python_thread(5, {python("f", true)}));
   NativeStack stack = native_stack(5, {"poll", "_PyEval_EvalFrameDefault"});
   stack.problem = "unwinding stopped at 0x1234: bad frame";
   native::merge_native_stacks(process, {stack}, false);
   CHECK(names(process.threads[0].frames) == std::vector<std::string>{"C:poll", "Py:f"});
-  CHECK(process.threads[0].native_note == "native stack cut short: " + stack.problem);
+  CHECK(process.threads[0].native_note == "native stack may be incomplete: " + stack.problem);
 }
 
 TEST_CASE("native merge: a Python thread without Python frames gets its whole native stack") {

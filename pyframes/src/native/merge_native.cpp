@@ -50,11 +50,11 @@ void merge_thread(Thread& thread, NativeStack& stack) {
   if (calls != runs) {
     std::string note = fmt::format("native stack not merged: {} call{} of the evaluation loop for {} run{} of Python frames",
                                    calls, calls == 1 ? "" : "s", runs, runs == 1 ? "" : "s");
-    if (!stack.problem.empty()) note += fmt::format(" (native stack cut short: {})", stack.problem);
+    if (!stack.problem.empty()) note += fmt::format("; native stack may be incomplete: {}", stack.problem);
     return unmerged(thread, stack, std::move(note));
   }
   thread.frames = interleave(thread.frames, std::move(stack.frames));
-  if (!stack.problem.empty()) thread.native_note = fmt::format("native stack cut short: {}", stack.problem);
+  if (!stack.problem.empty()) thread.native_note = fmt::format("native stack may be incomplete: {}", stack.problem);
 }
 
 }  // namespace
@@ -101,7 +101,7 @@ void merge_native_stacks(Process& process, std::vector<NativeStack> stacks, bool
     thread.native_id = stacks[i].tid;
     thread.frames = std::move(stacks[i].frames);
     if (!stacks[i].problem.empty()) {
-      thread.native_note = fmt::format("native stack {}: {}", thread.frames.empty() ? "not available" : "cut short",
+      thread.native_note = fmt::format("native stack {}: {}", thread.frames.empty() ? "not available" : "may be incomplete",
                                        stacks[i].problem);
     }
     process.threads.push_back(std::move(thread));

@@ -21,7 +21,9 @@ struct RawFrame {
 struct RawStack {
   int64_t tid = 0;
   std::vector<RawFrame> frames;  // innermost first
-  std::string problem;           // why the unwind stopped before the outermost frame; empty when complete
+  // Why the stack may be incomplete ("unwinding stopped at 0x...: ...", "no unwind information
+  // for ..."); empty when the unwind reached the outermost frame on unwind information alone.
+  std::string problem;
 };
 
 struct NativeStack {

@@ -28,15 +28,50 @@ struct Unwinder::State {
   unw_addr_space_t space = nullptr;
   const Registers* registers = nullptr;  // of the thread being unwound
   std::unordered_map<std::string, std::optional<EhFrameTable>> tables;  // by module path
+  // The first code of the thread being unwound that has no unwind information: libunwind then
+  // guesses from frame pointers, and what follows may be wrong or missing.
+  std::string guessed;
 
   const EhFrameTable* table_for(uint64_t ip) {
     const Mapping* mapping = modules.modules().find(ip);
-    if (mapping == nullptr || !is_file_mapping(*mapping)) return nullptr;
-    auto [it, inserted] = tables.try_emplace(mapping->path);
-    if (inserted) {
-      if (const LoadedModule* module = modules.module(mapping->path)) it->second = find_eh_frame_table(*module, cache);
+    if (mapping == nullptr || !is_file_mapping(*mapping)) {
+      note_guess(mapping == nullptr || mapping->path.empty() ? fmt::format("code at {:#x} in anonymous memory", ip)
+                                                             : mapping->path);
+      return nullptr;
     }
-    return it->second ? &*it->second : nullptr;
+    auto [it, inserted] = tables.try_emplace(mapping->path);
+    const LoadedModule* module = modules.module(mapping->path);
+    if (inserted && module != nullptr) it->second = find_eh_frame_table(*module, cache);
+    if (!it->second) {
+      note_guess(module == nullptr ? mapping->path + ", whose file is not readable here"
+                                   : mapping->path + ", which has no .eh_frame_hdr");
+      return nullptr;
+    }
+    return &*it->second;
+  }
+
+  // Whether `address` can hold code: an executable mapping, or, where the memory map does not
+  // say (gcore leaves read-only text out, so a core knows no permissions for it), a file
+  // mapping whose ELF places code there; a file that is not readable here gets the benefit of
+  // the doubt.
+  bool is_code(uint64_t address) {
+    const Mapping* mapping = modules.modules().find(address);
+    if (mapping == nullptr) return false;
+    if (mapping->executable) return true;
+    if (!is_file_mapping(*mapping)) return false;
+    const LoadedModule* module = modules.module(mapping->path);
+    if (module == nullptr) return true;
+    const uint64_t link_address = address - module->bias();
+    for (const auto& segment : module->elf().segments()) {
+      if (segment.executable && link_address >= segment.vaddr && link_address - segment.vaddr < segment.memsz) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void note_guess(std::string what) {
+    if (guessed.empty()) guessed = "no unwind information for " + std::move(what);
   }
 };
 
@@ -123,6 +158,7 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
     return stack;
   }
   state_->registers = &registers;
+  state_->guessed.clear();
   unw_cursor_t cursor;
   if (int rc = unw_init_remote(&cursor, state_->space, state_.get()); rc < 0) {
     stack.problem = unwind_error("cannot start unwinding", rc);
@@ -138,6 +174,11 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
       break;
     }
     if (pc == 0) break;  // libunwind's end of the chain (undefined return address)
+    // A guess from frame pointers can land anywhere; a caller's pc is always in code.
+    if (!stack.frames.empty() && !state_->is_code(pc - (caller_of_signal_frame ? 0 : 1))) {
+      stack.problem = fmt::format("unwinding left the code at {:#x}", pc);
+      break;
+    }
     // Each caller's frame lies above its callee's; only a signal frame may switch stacks
     // (a handler on sigaltstack).
     if (!stack.frames.empty() && ((sp < previous_sp && !caller_of_signal_frame) ||
@@ -164,6 +205,9 @@ RawStack Unwinder::unwind(const Registers& registers, size_t max_frames) {
       stack.problem = unwind_error(fmt::format("unwinding stopped at {:#x}", pc).c_str(), step);
       break;
     }
+  }
+  if (!state_->guessed.empty()) {
+    stack.problem = stack.problem.empty() ? state_->guessed : fmt::format("{}; {}", stack.problem, state_->guessed);
   }
   state_->registers = nullptr;
   return stack;
