@@ -1,0 +1,13 @@
+#include "cli/subcommands.h"
+
+namespace hangshim::cli {
+
+namespace {
+constexpr Subcommand kSubcommands[] = {
+    {"ledger", "print one process's ledger (the raw record): hangshim ledger FILE [--json]", cmd_ledger},
+};
+}  // namespace
+
+std::span<const Subcommand> subcommands() { return kSubcommands; }
+
+}  // namespace hangshim::cli
