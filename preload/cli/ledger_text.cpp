@@ -115,6 +115,7 @@ void render_comms(std::string& out, const Ledger& ledger) {
                      "dev", "state", "coll issued/done", "p2p issued/done", "name / parent");
   for (const auto& c : ledger.comms) {
     std::string extra = c.name;
+    if (c.async_error != 0) extra += fmt::format("{}async error {}", extra.empty() ? "" : " ", c.async_error);
     if (c.parent_key != 0) {
       if (!extra.empty()) extra += " ";
       extra += fmt::format("parent {} split #{} color {}", format_key(c.parent_key), c.split_index, c.color);

@@ -183,7 +183,8 @@ struct CommEntry {
   uint64_t p2p_completed;
   uint64_t op_counts[kCountedOps];  // calls per Op, AllReduce..Recv (atomic)
   char name[32];                // config->commName when given, NUL-terminated
-  uint8_t reserved[40];
+  int32_t async_error;          // last error ncclCommGetAsyncError reported (0: none) (atomic)
+  uint8_t reserved[36];
 };
 
 struct RingEntry {

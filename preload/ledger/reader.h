@@ -74,6 +74,7 @@ struct CommInfo {
   uint64_t p2p_completed = 0;
   std::array<uint64_t, kCountedOps> op_counts{};
   std::string name;
+  int32_t async_error = 0;
 };
 
 // One call. Fields as in RingEntry (format.h); `stamp` and the reserved fields are not kept.

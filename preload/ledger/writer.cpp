@@ -152,6 +152,13 @@ Writer::~Writer() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void Writer::abandon() noexcept {
+  if (base_ != nullptr) ::munmap(base_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  base_ = nullptr;
+  fd_ = -1;
+}
+
 uint32_t Writer::add_comm(const CommInit& init) noexcept {
   uint32_t slot = fetch_add_relaxed(header_->comm_count, uint32_t{1});
   if (slot >= comm_capacity_) {

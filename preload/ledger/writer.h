@@ -97,6 +97,9 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   const std::string& path() const { return path_; }
+  // A fork child's copy: unmaps and closes without touching anything else (another thread of
+  // the parent may have been using the writer when it forked). The object must not be used.
+  void abandon() noexcept;
   Header& header() noexcept { return *header_; }
   uint64_t file_size() const noexcept { return size_; }
 
@@ -150,11 +153,12 @@ class Writer {
     stamp_unlock(e.stamp, locked);
   }
 
+  // Marks a record complete (completed_ns != 0) and/or adds flags to it.
   void record_completed(uint64_t index, uint64_t completed_ns, uint16_t add_flags = 0) noexcept {
     RingEntry& e = slot(index);
     uint64_t locked = stamp_lock(e.stamp);
     if (load_relaxed(e.index) == index) {
-      store_relaxed(e.completed_ns, completed_ns);
+      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns);
       if (add_flags != 0) store_relaxed(e.flags, static_cast<uint16_t>(load_relaxed(e.flags) | add_flags));
     }
     stamp_unlock(e.stamp, locked);
