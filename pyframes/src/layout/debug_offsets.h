@@ -1,0 +1,25 @@
+// The target's own _Py_DebugOffsets (3.13+): a table of offsets CPython keeps at the start of
+// _PyRuntime for out-of-process tools, marked by the cookie "xdebugpy". Its own layout changed
+// between 3.13 and 3.14 (taken from Include/internal/pycore_runtime.h at v3.13.0 and
+// Include/internal/pycore_debug_offsets.h at v3.14.0; both stayed fixed across their micro
+// releases); newer layouts are refused rather than guessed.
+#pragma once
+
+#include <cstdint>
+
+#include "pyframes/layout.h"
+#include "pyframes/memory.h"
+#include "pyframes/result.h"
+
+namespace pyframes {
+
+inline constexpr char kDebugCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
+
+// Reads the cookie and version at `runtime_address`; nullopt when there is no cookie there.
+std::optional<uint32_t> read_debug_offsets_version(const Memory& memory, uint64_t runtime_address);
+
+// Fills `layout` with every offset the debug table carries, overriding what is there.
+// Fails for free-threaded builds and for debug-table layouts newer than 3.14.
+Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address, Layout& layout);
+
+}  // namespace pyframes

@@ -1,0 +1,142 @@
+// Picks the Layout for a located runtime: the generated table of its minor version, and for
+// 3.13+ the target's own _Py_DebugOffsets on top. Model flags follow from the version.
+#include <fmt/format.h>
+
+#include "layout/debug_offsets.h"
+#include "layout/layout_tables.h"
+#include "pyframes/layout.h"
+#include "pyframes/pyframes.h"
+
+namespace pyframes {
+
+const GeneratedLayout* find_generated_layout(int major, int minor) {
+  for (size_t i = 0; i < kGeneratedLayoutCount; ++i) {
+    if (kGeneratedLayouts[i].major == major && kGeneratedLayouts[i].minor == minor) return &kGeneratedLayouts[i];
+  }
+  return nullptr;
+}
+
+namespace {
+
+const GeneratedLayout& newest_generated_layout() {
+  const GeneratedLayout* newest = &kGeneratedLayouts[0];
+  for (size_t i = 1; i < kGeneratedLayoutCount; ++i) {
+    if (kGeneratedLayouts[i].minor > newest->minor) newest = &kGeneratedLayouts[i];
+  }
+  return *newest;
+}
+
+void set_model_flags(Layout& layout) {
+  const PyVersion& v = layout.version;
+  layout.frame_model = v.at_least(3, 11) ? FrameModel::InterpreterFrame : FrameModel::FrameObject;
+  layout.line_table = v.at_least(3, 11)   ? LineTableFormat::Locations311
+                      : v.at_least(3, 10) ? LineTableFormat::Linetable310
+                                          : LineTableFormat::Lnotab;
+  layout.lasti_in_code_units = v.at_least(3, 10);
+  // 3.14 made f_executable a _PyStackRef whose low bit tags deferred references.
+  layout.executable_tag_mask = v.at_least(3, 14) ? 0x7 : 0;
+}
+
+std::string describe_version(const PythonTarget& target) {
+  return target.version.major == 0 ? std::string("an unknown CPython version") : "CPython " + target.version.str();
+}
+
+}  // namespace
+
+std::string missing_layout_fields(const Layout& l) {
+  std::string missing;
+  auto need = [&missing](int value, const char* name) {
+    if (value < 0) missing += missing.empty() ? name : fmt::format(", {}", name);
+  };
+  need(l.interpreter.next, "interpreter.next");
+  need(l.interpreter.tstate_head, "interpreter.tstate_head");
+  need(l.thread_state.next, "thread_state.next");
+  need(l.thread_state.interp, "thread_state.interp");
+  need(l.thread_state.thread_id, "thread_state.thread_id");
+  need(l.object.ob_type, "object.ob_type");
+  need(l.object.ob_size, "object.ob_size");
+  need(l.type.tp_name, "type.tp_name");
+  need(l.code.filename, "code.filename");
+  need(l.code.name, "code.name");
+  need(l.code.firstlineno, "code.firstlineno");
+  need(l.code.linetable, "code.linetable");
+  need(l.unicode.length, "unicode.length");
+  need(l.unicode.state, "unicode.state");
+  need(l.unicode.ascii_size, "unicode.ascii_size");
+  need(l.unicode.compact_size, "unicode.compact_size");
+  need(l.unicode.kind_shift, "unicode.kind_shift");
+  need(l.bytes.ob_sval, "bytes.ob_sval");
+  if (l.version.at_least(3, 7)) need(l.runtime.interpreters_head, "runtime.interpreters_head");
+  if (l.frame_model == FrameModel::FrameObject) {
+    need(l.thread_state.frame, "thread_state.frame");
+    need(l.frame_object.back, "frame_object.back");
+    need(l.frame_object.code, "frame_object.code");
+    need(l.frame_object.lasti, "frame_object.lasti");
+  } else {
+    if (l.thread_state.frame < 0) {
+      need(l.thread_state.cframe, "thread_state.cframe");
+      need(l.cframe.current_frame, "cframe.current_frame");
+    }
+    need(l.interpreter_frame.previous, "interpreter_frame.previous");
+    need(l.interpreter_frame.executable, "interpreter_frame.executable");
+    need(l.interpreter_frame.instr_ptr, "interpreter_frame.instr_ptr");
+    need(l.interpreter_frame.owner, "interpreter_frame.owner");
+    need(l.code.code_adaptive, "code.code_adaptive");
+    need(l.code.qualname, "code.qualname");
+    if (l.version.at_least(3, 12)) {
+      need(l.interpreter_frame.owner_shim, "interpreter_frame.owner_shim");
+    } else {
+      need(l.interpreter_frame.is_entry, "interpreter_frame.is_entry");
+    }
+  }
+  return missing;
+}
+
+Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
+  const PyVersion& version = target.version;
+  if (version.major != 3 || version.minor < 6) {
+    return make_error(ErrorKind::UnsupportedVersion,
+                      fmt::format("{} in {} ({}) is not supported", describe_version(target), memory.describe(),
+                                  target.python_module),
+                      "pyframes reads CPython 3.6 to 3.14");
+  }
+  Layout layout;
+  layout.version = version;
+  set_model_flags(layout);
+
+  const GeneratedLayout* table = find_generated_layout(version.major, version.minor);
+  bool has_debug_offsets = version.at_least(3, 13) && target.runtime_address != 0 &&
+                           read_debug_offsets_version(memory, target.runtime_address).has_value();
+  if (table != nullptr) {
+    table->fill(layout);
+  } else if (has_debug_offsets) {
+    // Newer than every table: the debug offsets carry everything the stack walk needs. Facts
+    // they do not carry (dict-keys internals, PEP 393 bit positions, type flags) come from the
+    // newest table; the object readers validate what they read, so a change there can only
+    // cost thread names or locals, never stacks.
+    newest_generated_layout().fill(layout);
+    layout.code.firsttraceable = -1;  // not in the debug table, and PyCodeObject changes often
+    layout.code.size = -1;
+    layout.interpreter_frame.size = -1;
+    layout.interpreter_frame.is_entry = -1;
+  } else {
+    return make_error(ErrorKind::UnsupportedVersion,
+                      fmt::format("{} in {} ({}) is newer than pyframes knows and has no _Py_DebugOffsets",
+                                  describe_version(target), memory.describe(), target.python_module),
+                      "pyframes reads CPython 3.6 to 3.14");
+  }
+  if (has_debug_offsets) {
+    int compact_extra = layout.unicode.compact_size - layout.unicode.ascii_size;
+    PYFRAMES_CHECK(apply_debug_offsets(memory, target.runtime_address, layout));
+    layout.unicode.compact_size = layout.unicode.ascii_size + compact_extra;
+    layout.version = version;
+  }
+  std::string missing = missing_layout_fields(layout);
+  if (!missing.empty()) {
+    return make_error(ErrorKind::UnsupportedVersion,
+                      fmt::format("the layout for {} lacks {}", describe_version(target), missing));
+  }
+  return layout;
+}
+
+}  // namespace pyframes

@@ -1,0 +1,74 @@
+// The location table of 3.11+ (PEP 657, Objects/locations.md). Each entry starts with a byte
+// 1CCCCLLL: C = form code, L = length in code units - 1. Forms:
+//   15     no location                 13  no columns: signed varint line delta
+//   14     long: signed varint line delta, varint end-line delta, column+1, end column+1
+//   10-12  one line: line delta = code - 10, then column and end-column bytes
+//   0-9    short: same line, one byte of columns
+// Varints are 6 bits per byte, low bits first, 0x40 = more; signed ones keep the sign in bit 0.
+#include "linetable/line_table.h"
+
+namespace pyframes {
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool done() const { return at_ >= bytes_.size(); }
+  uint8_t byte() { return done() ? 0 : static_cast<uint8_t>(bytes_[at_++]); }
+  uint8_t peek() const { return done() ? 0 : static_cast<uint8_t>(bytes_[at_]); }
+  unsigned varint() {
+    unsigned read = byte();
+    unsigned value = read & 63;
+    unsigned shift = 0;
+    while ((read & 64) != 0 && !done() && shift < 30) {
+      read = byte();
+      shift += 6;
+      value |= (read & 63) << shift;
+    }
+    return value;
+  }
+  int signed_varint() {
+    unsigned value = varint();
+    return (value & 1) != 0 ? -static_cast<int>(value >> 1) : static_cast<int>(value >> 1);
+  }
+  // Skips the rest of an entry: everything up to the next byte with the high bit set.
+  void skip_entry() {
+    while (!done() && (peek() & 0x80) == 0) ++at_;
+  }
+
+ private:
+  std::string_view bytes_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+int location_table_line(std::string_view table, int firstlineno, int offset) {
+  if (offset < 0) return firstlineno;
+  Reader reader(table);
+  int computed_line = firstlineno;
+  int end = 0;
+  while (!reader.done()) {
+    uint8_t first = reader.byte();
+    if ((first & 0x80) == 0) continue;  // not an entry start: resynchronise
+    int code = (first >> 3) & 15;
+    int length = ((first & 7) + 1) * 2;  // code units are 2 bytes
+    bool has_line = true;
+    switch (code) {
+      case 15: has_line = false; break;
+      case 14:
+      case 13: computed_line += reader.signed_varint(); break;
+      case 12:
+      case 11:
+      case 10: computed_line += code - 10; break;
+      default: break;
+    }
+    reader.skip_entry();
+    end += length;
+    if (offset < end) return has_line ? computed_line : -1;
+  }
+  return -1;
+}
+
+}  // namespace pyframes

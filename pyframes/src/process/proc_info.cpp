@@ -1,0 +1,127 @@
+#include "process/proc_info.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fmt/format.h>
+
+namespace pyframes {
+
+namespace {
+
+// Reads at most `max` bytes of a /proc file (their sizes are unknown until read).
+std::optional<std::string> read_file(const std::string& path, size_t max = 1 << 20) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  while (text.size() < max) {
+    ssize_t got = ::read(fd, buffer, std::min(sizeof buffer, max - text.size()));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
+
+std::vector<std::string> split_nul(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string proc_executable(pid_t pid) {
+  char buffer[4096];
+  std::string link = fmt::format("/proc/{}/exe", pid);
+  ssize_t n = ::readlink(link.c_str(), buffer, sizeof buffer - 1);
+  if (n <= 0) return {};
+  std::string path(buffer, static_cast<size_t>(n));
+  static constexpr std::string_view kDeleted = " (deleted)";
+  if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+    path.resize(path.size() - kDeleted.size());
+  }
+  return path;
+}
+
+std::vector<std::string> proc_command_line(pid_t pid) {
+  auto text = read_file(fmt::format("/proc/{}/cmdline", pid));
+  return text ? split_nul(*text) : std::vector<std::string>{};
+}
+
+std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name) {
+  auto text = read_file(fmt::format("/proc/{}/environ", pid), 1 << 22);
+  if (!text) return std::nullopt;
+  std::string prefix = name + "=";
+  for (const auto& entry : split_nul(*text)) {
+    if (entry.rfind(prefix, 0) == 0) return entry.substr(prefix.size());
+  }
+  return std::nullopt;
+}
+
+std::vector<pid_t> proc_thread_ids(pid_t pid) {
+  std::vector<pid_t> out;
+  std::string path = fmt::format("/proc/{}/task", pid);
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return out;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long tid = std::strtol(entry->d_name, &end, 10);
+    if (end != entry->d_name && *end == '\0' && tid > 0) out.push_back(static_cast<pid_t>(tid));
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid) {
+  auto text = read_file(fmt::format("/proc/{}/task/{}/comm", pid, tid), 64);
+  if (!text) return std::nullopt;
+  while (!text->empty() && (text->back() == '\n' || text->back() == '\0')) text->pop_back();
+  return text;
+}
+
+std::optional<char> proc_thread_state(pid_t pid, pid_t tid) {
+  auto text = read_file(fmt::format("/proc/{}/task/{}/stat", pid, tid), 1024);
+  if (!text) return std::nullopt;
+  // "tid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'.
+  size_t close = text->rfind(')');
+  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
+  return (*text)[close + 2];
+}
+
+void add_proc_thread_details(pid_t pid, Process& process) {
+  std::vector<pid_t> tids = proc_thread_ids(pid);
+  for (auto& thread : process.threads) {
+    if (thread.native_id != 0 &&
+        !std::binary_search(tids.begin(), tids.end(), static_cast<pid_t>(thread.native_id))) {
+      thread.native_id = 0;
+    }
+    if (thread.native_id == 0) continue;
+    auto tid = static_cast<pid_t>(thread.native_id);
+    if (thread.name.empty()) {
+      if (auto name = proc_thread_name(pid, tid)) thread.name = *name;
+    }
+    if (thread.state == ThreadState::Unknown) {
+      auto state = proc_thread_state(pid, tid);
+      if (state == 'R') {
+        thread.state = ThreadState::Running;
+      } else if (state == 'S' || state == 'D' || state == 't' || state == 'T') {
+        thread.state = ThreadState::Idle;
+      }
+    }
+  }
+}
+
+}  // namespace pyframes

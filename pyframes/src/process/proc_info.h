@@ -1,0 +1,29 @@
+// What /proc says about a live process and its threads: executable, command line, launcher
+// rank variables, thread names (comm) and scheduler states.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pyframes/model.h"
+
+namespace pyframes {
+
+std::string proc_executable(pid_t pid);
+std::vector<std::string> proc_command_line(pid_t pid);
+// A variable of the process's initial environment (RANK, LOCAL_RANK); nullopt when absent
+// or unreadable.
+std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name);
+std::vector<pid_t> proc_thread_ids(pid_t pid);
+std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid);
+// 'R', 'S', 'D', ... from /proc/PID/task/TID/stat; nullopt when the thread is gone.
+std::optional<char> proc_thread_state(pid_t pid, pid_t tid);
+
+// Fills names and states of `process`'s threads from /proc where Python did not name them,
+// and clears native ids that are not threads of `pid` (a libc whose struct pthread differs).
+void add_proc_thread_details(pid_t pid, Process& process);
+
+}  // namespace pyframes

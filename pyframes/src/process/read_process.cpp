@@ -1,0 +1,58 @@
+// read_process: a live process in one call. Reads /proc/PID/maps, locates CPython, picks the
+// layout, optionally stops the threads (--lock), walks, and adds what /proc knows.
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "memory/process_memory.h"
+#include "modules/proc_maps.h"
+#include "process/proc_info.h"
+#include "process/thread_lock.h"
+#include "pyframes/layout.h"
+#include "pyframes/pyframes.h"
+
+namespace pyframes {
+
+Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
+  if (pid_value <= 0 || pid_value > (1 << 22)) {
+    return make_error(ErrorKind::Usage, fmt::format("{} is not a process id", pid_value), "pass a positive PID");
+  }
+  auto pid = static_cast<pid_t>(pid_value);
+  if (::kill(pid, 0) != 0 && errno == ESRCH) {
+    return make_error(ErrorKind::NotFound, fmt::format("no process {}", pid), "check the PID (ps -e | grep python)");
+  }
+  auto modules = read_proc_maps(pid);
+  if (!modules) return modules.take_error();
+
+  ReadOptions effective = options;
+  if (!effective.resolve_file) effective.resolve_file = proc_root_resolver(pid);
+  ProcessMemory memory(pid);
+
+  std::optional<ThreadLock> lock;
+  if (options.lock) {
+    auto acquired = ThreadLock::acquire(pid);
+    if (!acquired) return acquired.take_error();
+    lock.emplace(std::move(acquired.value()));
+  }
+
+  auto target = locate_python(memory, *modules, effective);
+  if (!target) return target.take_error();
+  auto layout = select_layout(memory, *target);
+  if (!layout) return layout.take_error();
+  auto process = read_stacks(memory, *target, *layout, effective);
+  lock.reset();  // resume the target before the slower /proc reads
+  if (!process) return process.take_error();
+
+  process->pid = pid;
+  process->source = fmt::format("pid {}", pid);
+  process->executable = proc_executable(pid);
+  process->command_line = proc_command_line(pid);
+  process->rank = proc_environment_variable(pid, "RANK").value_or("");
+  process->local_rank = proc_environment_variable(pid, "LOCAL_RANK").value_or("");
+  add_proc_thread_details(pid, *process);
+  return process;
+}
+
+}  // namespace pyframes

@@ -1,0 +1,180 @@
+// The innermost-first walk over one thread's Python frames, for every frame model:
+//   <= 3.10  PyFrameObject chain (tstate->frame, f_back), f_lasti in the frame
+//   3.11+    _PyInterpreterFrame chain (tstate->cframe->current_frame in 3.11/3.12,
+//            tstate->current_frame from 3.13), skipping C-stack shim frames (3.12+) and frames
+//            that have not started yet, instruction pointer -> byte offset into the bytecode.
+// Header-only and allocation-free: the LD_PRELOAD shim runs it inside NCCL calls with a
+// memcpy-based Memory. Every pointer is validated; a cycle (Brent's algorithm, no memory
+// needed), a non-code object or an unreadable frame ends the walk with a reason.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "pyframes/layout.h"
+#include "pyframes/memory.h"
+
+namespace pyframes {
+
+// RawFrame::instruction_offset when the instruction pointer is outside the code object.
+inline constexpr int32_t kUnknownOffset = INT32_MIN;
+
+struct RawFrame {
+  uint64_t frame = 0;              // address of the frame (PyFrameObject or _PyInterpreterFrame)
+  uint64_t code = 0;               // PyCodeObject*
+  // Bytes into the bytecode; -1 when the frame has not started (its line is co_firstlineno),
+  // kUnknownOffset when the instruction pointer makes no sense (line unknown).
+  int32_t instruction_offset = -1;
+  bool is_entry = false;           // first frame of an evaluation-loop call
+};
+
+enum class WalkStop : uint8_t {
+  End,         // reached the outermost frame
+  Limit,       // max_frames reached
+  Cycle,       // the chain loops
+  Unreadable,  // a frame or its fields could not be read
+  NotCode,     // a frame's code pointer is not a code object
+  Stopped,     // the visitor asked to stop
+};
+
+const char* to_string(WalkStop stop);
+
+// Caches the address of the `code` type after the first successful check (PyCode_Type is a
+// static object: one address per process), so later checks cost one read.
+class CodeTypeCheck {
+ public:
+  bool is_code(const Memory& memory, const Layout& layout, uint64_t object) noexcept {
+    if (object == 0 || (object & 7) != 0) return false;
+    uint64_t type = 0;
+    if (memory.read(object + static_cast<uint64_t>(layout.object.ob_type), &type, 8) != ReadStatus::Ok) return false;
+    if (type == 0) return false;
+    if (type == code_type_) return true;
+    uint64_t name_ptr = 0;
+    char name[5];
+    if (memory.read(type + static_cast<uint64_t>(layout.type.tp_name), &name_ptr, 8) != ReadStatus::Ok) return false;
+    if (name_ptr == 0 || memory.read(name_ptr, name, sizeof name) != ReadStatus::Ok) return false;
+    if (std::memcmp(name, "code", 5) != 0) return false;
+    code_type_ = type;
+    return true;
+  }
+
+ private:
+  uint64_t code_type_ = 0;
+};
+
+// Detects a cycle in a linked list in O(1) memory (Brent): call step() with each node.
+class CycleDetector {
+ public:
+  bool seen_again(uint64_t node) noexcept {
+    if (node == anchor_) return true;
+    if (++steps_ == power_) {
+      anchor_ = node;
+      power_ *= 2;
+      steps_ = 0;
+    }
+    return false;
+  }
+
+ private:
+  uint64_t anchor_ = UINT64_MAX;
+  uint64_t power_ = 1;
+  uint64_t steps_ = 0;
+};
+
+// The innermost frame pointer of a thread state (0 when the thread runs no Python code).
+inline ReadStatus first_frame(const Memory& memory, const Layout& layout, uint64_t tstate, uint64_t* frame) noexcept {
+  *frame = 0;
+  if (layout.thread_state.frame >= 0) {
+    return memory.read(tstate + static_cast<uint64_t>(layout.thread_state.frame), frame, 8);
+  }
+  uint64_t cframe = 0;
+  ReadStatus status = memory.read(tstate + static_cast<uint64_t>(layout.thread_state.cframe), &cframe, 8);
+  if (status != ReadStatus::Ok || cframe == 0) return status;
+  return memory.read(cframe + static_cast<uint64_t>(layout.cframe.current_frame), frame, 8);
+}
+
+// Calls visit(const RawFrame&) -> bool (false = stop) for each Python frame, innermost first.
+template <class Visitor>
+WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate, size_t max_frames,
+                     CodeTypeCheck& code_check, Visitor&& visit) noexcept {
+  uint64_t frame = 0;
+  if (first_frame(memory, layout, tstate, &frame) != ReadStatus::Ok) return WalkStop::Unreadable;
+  CycleDetector cycle;
+  size_t visited = 0;
+  // Every pointer-chasing step counts against a bound (shim frames too), so a garbage chain
+  // ends even when it never yields a Python frame.
+  size_t steps = 0;
+  const size_t max_steps = max_frames * 2 + 16;
+  while (frame != 0) {
+    if ((frame & 7) != 0) return WalkStop::Unreadable;
+    if (cycle.seen_again(frame)) return WalkStop::Cycle;
+    if (visited >= max_frames || ++steps > max_steps) return WalkStop::Limit;
+    RawFrame raw;
+    raw.frame = frame;
+    uint64_t next = 0;
+    if (layout.frame_model == FrameModel::FrameObject) {
+      const auto& f = layout.frame_object;
+      int32_t lasti = 0;
+      if (memory.read(frame + static_cast<uint64_t>(f.code), &raw.code, 8) != ReadStatus::Ok ||
+          memory.read(frame + static_cast<uint64_t>(f.lasti), &lasti, 4) != ReadStatus::Ok ||
+          memory.read(frame + static_cast<uint64_t>(f.back), &next, 8) != ReadStatus::Ok) {
+        return WalkStop::Unreadable;
+      }
+      if (!code_check.is_code(memory, layout, raw.code)) return WalkStop::NotCode;
+      raw.instruction_offset = lasti < 0 ? -1 : (layout.lasti_in_code_units ? lasti * 2 : lasti);
+      raw.is_entry = true;  // every PyFrameObject runs in its own _PyEval_EvalFrameDefault call
+    } else {
+      const auto& f = layout.interpreter_frame;
+      uint8_t owner = 0;
+      uint64_t executable = 0, instr = 0;
+      if (memory.read(frame + static_cast<uint64_t>(f.owner), &owner, 1) != ReadStatus::Ok ||
+          memory.read(frame + static_cast<uint64_t>(f.previous), &next, 8) != ReadStatus::Ok) {
+        return WalkStop::Unreadable;
+      }
+      if (f.owner_shim >= 0 && owner >= f.owner_shim) {  // a C-stack shim frame, not Python code
+        frame = next;
+        continue;
+      }
+      if (memory.read(frame + static_cast<uint64_t>(f.executable), &executable, 8) != ReadStatus::Ok ||
+          memory.read(frame + static_cast<uint64_t>(f.instr_ptr), &instr, 8) != ReadStatus::Ok) {
+        return WalkStop::Unreadable;
+      }
+      raw.code = executable & ~layout.executable_tag_mask;
+      if (!code_check.is_code(memory, layout, raw.code)) return WalkStop::NotCode;
+      uint64_t bytecode = raw.code + static_cast<uint64_t>(layout.code.code_adaptive);
+      int64_t code_units = 0;  // PyCodeObject is a PyVarObject: ob_size counts code units
+      memory.read(raw.code + static_cast<uint64_t>(layout.object.ob_size), &code_units, 8);
+      int64_t offset = static_cast<int64_t>(instr - bytecode);
+      bool in_range = instr >= bytecode - 2 && code_units > 0 && offset < code_units * 2;
+      raw.instruction_offset = !in_range ? kUnknownOffset : offset < 0 ? -1 : static_cast<int32_t>(offset);
+      if (layout.code.firsttraceable >= 0 && owner != f.owner_generator && in_range) {
+        // A frame still copying its arguments and cells (before RESUME) is not shown by
+        // CPython either (_PyFrame_IsIncomplete).
+        int32_t first_traceable = 0;
+        if (memory.read(raw.code + static_cast<uint64_t>(layout.code.firsttraceable), &first_traceable, 4) ==
+                ReadStatus::Ok &&
+            offset < static_cast<int64_t>(first_traceable) * 2) {
+          frame = next;
+          continue;
+        }
+      }
+      if (f.is_entry >= 0) {
+        uint8_t entry = 0;
+        memory.read(frame + static_cast<uint64_t>(f.is_entry), &entry, 1);
+        raw.is_entry = entry != 0;
+      } else if (next != 0 && f.owner_shim >= 0) {
+        uint8_t next_owner = 0;
+        raw.is_entry = memory.read(next + static_cast<uint64_t>(f.owner), &next_owner, 1) == ReadStatus::Ok &&
+                       next_owner >= f.owner_shim;
+      } else {
+        raw.is_entry = next == 0;
+      }
+    }
+    ++visited;
+    if (!visit(static_cast<const RawFrame&>(raw))) return WalkStop::Stopped;
+    frame = next;
+  }
+  return WalkStop::End;
+}
+
+}  // namespace pyframes

@@ -1,0 +1,67 @@
+#include "walk/native_thread_id.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pyframes {
+
+namespace {
+
+constexpr int kSearchBytes = 4096;
+
+std::vector<int> offsets_holding_own_tid() {
+  std::vector<int> out;
+  auto self = reinterpret_cast<const uint8_t*>(pthread_self());
+  int tid = static_cast<int>(::syscall(SYS_gettid));
+  for (int offset = 0; offset + 4 <= kSearchBytes; offset += 4) {
+    int value;
+    std::memcpy(&value, self + offset, 4);
+    if (value == tid) out.push_back(offset);
+  }
+  return out;
+}
+
+int find_offset() {
+  // Candidates from this thread, confirmed by a second thread with a different TID: a value
+  // that merely happens to equal one TID does not survive the second look.
+  std::vector<int> first = offsets_holding_own_tid();
+  if (first.empty()) return -1;
+  std::vector<int> second;
+  try {
+    std::thread probe([&second] { second = offsets_holding_own_tid(); });
+    probe.join();
+  } catch (...) {
+    return first.size() == 1 ? first[0] : -1;
+  }
+  for (int offset : first) {
+    for (int other : second) {
+      if (offset == other) return offset;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+int pthread_tid_offset() {
+  static std::once_flag once;
+  static int offset = -1;
+  std::call_once(once, [] { offset = find_offset(); });
+  return offset;
+}
+
+std::optional<int64_t> tid_from_pthread(const Memory& memory, uint64_t pthread) {
+  int offset = pthread_tid_offset();
+  if (offset < 0 || pthread == 0) return std::nullopt;
+  auto tid = memory.read_value<int32_t>(pthread + static_cast<uint64_t>(offset));
+  if (!tid || *tid <= 0 || *tid > (1 << 22)) return std::nullopt;  // pid_max is at most 2^22
+  return *tid;
+}
+
+}  // namespace pyframes

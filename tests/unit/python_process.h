@@ -1,0 +1,94 @@
+// Test helper: runs an interpreter on a script, reads the first line it prints (with a
+// deadline), and kills it when the test is done. Also lists the interpreters tests run on.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace test_support {
+
+// Every pyenv CPython 3 plus Debian's static python3.11, those present on this machine.
+inline std::vector<std::string> test_pythons() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::vector<std::filesystem::path> versions;
+  for (const auto& entry : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
+    if (entry.path().filename().string().rfind("3.", 0) == 0) versions.push_back(entry.path());
+  }
+  std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) {
+    auto minor = [](const std::filesystem::path& p) { return std::stoi(p.filename().string().substr(2)); };
+    return minor(a) < minor(b);
+  });
+  for (const auto& v : versions) {
+    if (std::filesystem::exists(v / "bin/python3")) out.push_back((v / "bin/python3").string());
+  }
+  if (std::filesystem::exists("/usr/bin/python3.11")) out.push_back("/usr/bin/python3.11");
+  return out;
+}
+
+class PythonProcess {
+ public:
+  PythonProcess(const std::string& python, const std::vector<std::string>& args) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    std::vector<std::string> all{python};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, python.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    out_ = fds[0];
+  }
+  ~PythonProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+  PythonProcess(const PythonProcess&) = delete;
+  PythonProcess& operator=(const PythonProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // The first line of output, nullopt when none arrives within `timeout`.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string line;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char c;
+      ssize_t n = ::read(out_, &c, 1);
+      if (n <= 0) return std::nullopt;
+      if (c == '\n') return line;
+      line += c;
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+}  // namespace test_support

@@ -1,0 +1,111 @@
+// The engine against live interpreters: fixtures/engine_smoke_target.py parks threads in the
+// awkward places (300-deep recursion, decorators, lambdas, generators, C callbacks,
+// comprehensions, exec'd code, non-ASCII names and files, asyncio, a thread spinning with the
+// GIL) and prints what each thread sees of its own stack; read_process must see the same.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "json_lite.h"
+#include "pyframes/pyframes.h"
+#include "python_process.h"
+
+using namespace pyframes;
+using test_support::PythonProcess;
+
+namespace {
+
+const std::string kTarget = std::string(HANGSHIM_SOURCE_DIR) + "/tests/unit/fixtures/engine_smoke_target.py";
+
+const Thread* find_thread(const Process& process, uint64_t ident) {
+  for (const auto& t : process.threads) {
+    if (t.thread_id == ident) return &t;
+  }
+  return nullptr;
+}
+
+// Compares one thread's frames with what the thread reported about itself.
+void check_thread(const Thread& thread, const json_lite::Value& expected, bool check_locals) {
+  const auto& frames = expected["frames"].array;
+  CHECK_FALSE(thread.truncated);
+  REQUIRE(thread.frames.size() == frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Frame& got = thread.frames[i];
+    const auto& want = frames[i];
+    CAPTURE(i);
+    CHECK(got.function == want["function"].string);
+    CHECK(got.qualname == want["qualname"].string);
+    CHECK(got.file == want["file"].string);
+    CHECK(got.line == want["line"].as_int());
+    if (!check_locals) continue;
+    std::map<std::string, std::string> locals;
+    for (const auto& local : got.locals) locals[local.name] = local.repr;
+    for (const auto& [name, repr] : want["locals"].object) {
+      CAPTURE(name);
+      REQUIRE(locals.count(name) == 1);
+      CHECK(locals[name] == repr.string);
+    }
+  }
+}
+
+void check_against_report(const Process& process, const json_lite::Value& report, bool with_locals) {
+  const auto& version = report["version"].array;
+  CHECK(process.python_version == fmt::format("{}.{}.{}", version[0].as_int(), version[1].as_int(), version[2].as_int()));
+  for (const auto& expected : report["threads"].array) {
+    CAPTURE(expected["name"].string);
+    const Thread* thread = find_thread(process, static_cast<uint64_t>(expected["ident"].number));
+    REQUIRE(thread != nullptr);
+    CHECK(thread->native_id == static_cast<int64_t>(expected["native_id"].number));
+    CHECK(thread->name == expected["name"].string);
+    bool spinning = expected["spinning"].boolean;
+    check_thread(*thread, expected, with_locals && !spinning);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("read_process sees what every interpreter reports about its own threads") {
+  auto pythons = test_support::test_pythons();
+  if (pythons.empty()) {
+    MESSAGE("no CPython interpreters found: skipped");
+    return;
+  }
+  for (const auto& python : pythons) {
+    CAPTURE(python);
+    PythonProcess target(python, {kTarget});
+    REQUIRE(target.pid() > 0);
+    auto line = target.read_line(std::chrono::seconds(60));
+    REQUIRE(line.has_value());
+    json_lite::Value report = json_lite::Parser(*line).parse();
+
+    ReadOptions options;
+    options.locals = true;
+    auto process = read_process(target.pid(), options);
+    REQUIRE_MESSAGE(process.ok(), process.error().message);
+    check_against_report(*process, report, true);
+
+    // The thread spinning in pure Python holds the GIL; nobody else does.
+    for (const auto& expected : report["threads"].array) {
+      const Thread* thread = find_thread(*process, static_cast<uint64_t>(expected["ident"].number));
+      REQUIRE(thread != nullptr);
+      CAPTURE(thread->name);
+      CHECK(thread->gil == expected["spinning"].boolean);
+    }
+
+    // The same without symbols: the runtime found by scanning the module's data.
+    ReadOptions scan;
+    scan.use_symbols = false;
+    auto scanned = read_process(target.pid(), scan);
+    REQUIRE_MESSAGE(scanned.ok(), scanned.error().message);
+    check_against_report(*scanned, report, false);
+
+    // --lock stops and resumes the target: same stacks, and the target keeps running.
+    ReadOptions locked;
+    locked.lock = true;
+    auto under_lock = read_process(target.pid(), locked);
+    REQUIRE_MESSAGE(under_lock.ok(), under_lock.error().message);
+    check_against_report(*under_lock, report, false);
+  }
+}
