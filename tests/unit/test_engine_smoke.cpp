@@ -9,6 +9,10 @@
 #include <map>
 
 #include "json_lite.h"
+#include "memory/process_memory.h"
+#include "modules/proc_maps.h"
+#include "pyframes/callsite.h"
+#include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
 #include "python_process.h"
 
@@ -92,6 +96,36 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
       REQUIRE(thread != nullptr);
       CAPTURE(thread->name);
       CHECK(thread->gil == expected["spinning"].boolean);
+    }
+
+    // The shim's path: raw code locations of the innermost frames, resolved one by one.
+    {
+      ProcessMemory memory(target.pid(), false);
+      auto modules = read_proc_maps(target.pid());
+      REQUIRE(modules.ok());
+      auto located = locate_python(memory, *modules, ReadOptions{});
+      REQUIRE(located.ok());
+      auto layout = select_layout(memory, *located);
+      REQUIRE(layout.ok());
+      ThreadStateRef refs[64];
+      size_t thread_count = list_thread_states(memory, *layout, *located, refs, 64);
+      CHECK(thread_count >= report["threads"].array.size());  // every reporting thread (more may exist)
+      for (const auto& expected : report["threads"].array) {
+        CAPTURE(expected["name"].string);
+        uint64_t tstate = find_thread_state(memory, *layout, *located, static_cast<uint64_t>(expected["ident"].number));
+        REQUIRE(tstate != 0);
+        CodeLocation locations[4];
+        size_t count = collect_code_locations(memory, *layout, tstate, locations, 4);
+        const auto& frames = expected["frames"].array;
+        REQUIRE(count == std::min<size_t>(4, frames.size()));
+        for (size_t i = 0; i < count; ++i) {
+          auto frame = describe_code_location(memory, *layout, locations[i]);
+          REQUIRE(frame.ok());
+          CHECK(frame->qualname == frames[i]["qualname"].string);
+          CHECK(frame->file == frames[i]["file"].string);
+          CHECK(frame->line == frames[i]["line"].as_int());
+        }
+      }
     }
 
     // The same without symbols: the runtime found by scanning the module's data.

@@ -1,0 +1,46 @@
+// For the LD_PRELOAD shim: the innermost Python frames of a thread as raw (code object,
+// instruction offset) pairs, cheap enough to take inside every NCCL call, and their resolution
+// to names and lines once per new call-site. Works with any Memory; the shim passes one that
+// reads its own process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pyframes/layout.h"
+#include "pyframes/memory.h"
+#include "pyframes/model.h"
+#include "pyframes/result.h"
+#include "pyframes/target.h"
+
+namespace pyframes {
+
+struct CodeLocation {
+  uint64_t code_object = 0;        // PyCodeObject* in the target
+  int32_t instruction_offset = -1; // bytes into its bytecode; -1 not started; INT32_MIN unknown
+};
+
+// Fills `out` with up to `capacity` frames of the thread state `tstate`, innermost first, and
+// returns how many. No allocation, no system call other than Memory::read, never throws;
+// garbage or cycles end the walk early.
+size_t collect_code_locations(const Memory& memory, const Layout& layout, uint64_t tstate, CodeLocation* out,
+                              size_t capacity) noexcept;
+
+// Function, qualname, file and line of one location (allocates; call once per new call-site).
+Result<Frame> describe_code_location(const Memory& memory, const Layout& layout, CodeLocation location);
+
+struct ThreadStateRef {
+  uint64_t tstate = 0;     // PyThreadState*
+  uint64_t thread_id = 0;  // pthread_t of the thread (threading.get_ident())
+};
+
+// The thread states of every interpreter, in list order (newest thread first: the main thread
+// is usually last). Returns how many were written (at most `capacity`). No allocation.
+size_t list_thread_states(const Memory& memory, const Layout& layout, const PythonTarget& target,
+                          ThreadStateRef* out, size_t capacity) noexcept;
+
+// The thread state whose thread_id is `thread_id` (pthread_self() of that thread), 0 if none.
+uint64_t find_thread_state(const Memory& memory, const Layout& layout, const PythonTarget& target,
+                           uint64_t thread_id) noexcept;
+
+}  // namespace pyframes
