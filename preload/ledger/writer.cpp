@@ -183,10 +183,6 @@ uint32_t Writer::add_comm(const CommInit& init) noexcept {
   return slot + 1;
 }
 
-bool Writer::read_record(uint64_t index, RingEntry& out) const noexcept {
-  return read_ring_entry(ring_[(index - 1) & ring_mask_], out, 1000) && out.index == index;
-}
-
 StringRef Writer::intern(std::string_view text) {
   if (text.empty()) return 0;
   if (text.size() > 4096) text = text.substr(text.size() - 4096);  // keep the end of a long path

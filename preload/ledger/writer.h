@@ -164,8 +164,12 @@ class Writer {
     stamp_unlock(e.stamp, locked);
   }
 
-  // In-process torn-free copy of a record (the watchdog); false if the slot holds another one.
-  bool read_record(uint64_t index, RingEntry& out) const noexcept;
+  // In-process torn-free copy of the slot that record `index` maps to (the watchdog); false if
+  // it is being written right now. out.index says which record the slot holds: `index`, a
+  // newer one (the ring wrapped past it) or an older one (claimed but not yet written).
+  bool read_slot(uint64_t index, RingEntry& out) const noexcept {
+    return read_ring_entry(ring_[(index - 1) & ring_mask_], out, 1000);
+  }
 
   uint64_t ring_head() const noexcept { return load_acquire(header_->ring_head); }
   uint32_t ring_capacity() const noexcept { return ring_mask_ + 1; }

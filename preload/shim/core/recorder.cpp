@@ -106,6 +106,10 @@ Recorder* Recorder::instance() noexcept {
   return g_recorder.load(std::memory_order_relaxed);
 }
 
+Recorder* Recorder::existing() noexcept {
+  return g_state.load(std::memory_order_acquire) == kReady ? g_recorder.load(std::memory_order_relaxed) : nullptr;
+}
+
 Recorder* Recorder::create() noexcept {
   try {
     static std::once_flag process_hooks;

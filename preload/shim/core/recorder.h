@@ -60,6 +60,8 @@ class Recorder {
   // The process's recorder, created on first use; nullptr when recording is off
   // (HANGSHIM_DISABLE=1, or the ledger could not be created: warned once).
   static Recorder* instance() noexcept;
+  // The recorder if it has been created, else nullptr (never creates one).
+  static Recorder* existing() noexcept;
   // Registered by the entry points; used to learn rank/size/device of communicators.
   static void set_queries(const NcclQueries& queries) noexcept;
 
