@@ -22,7 +22,7 @@ struct Geometry {
   uint32_t ring_capacity = 8192;  // rounded up to a power of two
   uint32_t comm_capacity = 1024;
   uint32_t callsite_capacity = 1024;
-  uint32_t callsite_depth = 24;
+  uint32_t callsite_depth = 16;
   uint32_t strings_size = 512 * 1024;
 };
 

@@ -138,8 +138,9 @@ uint64_t CallsiteCapture::main_thread_state() noexcept {
   return found;
 }
 
-size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::Memory& memory, CodeLocation* out) const noexcept {
-  return pyframes::collect_code_locations(memory, layout_, tstate, out, depth_ + 1);
+size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::Memory& memory, CodeLocation* out,
+                                size_t capacity) const noexcept {
+  return pyframes::collect_code_locations(memory, layout_, tstate, out, capacity);
 }
 
 const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLocation* chain, size_t depth) const noexcept {
@@ -159,18 +160,17 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   if (state != 1 && (state == 2 || !setup())) return {};
   CodeLocation chain[kMaxDepth + 1];
   uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
-  size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain) : 0;
+  size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain, depth_) : 0;
   bool borrowed = false;
   if (n == 0) {
     uint64_t main = main_thread_state();
     if (main != 0 && main != tstate) {
-      n = collect(main, *foreign_memory_, chain);
+      n = collect(main, *foreign_memory_, chain, depth_);
+      tstate = main;
       borrowed = true;
     }
   }
   if (n == 0) return {};
-  bool truncated = n > depth_;
-  if (truncated) n = depth_;
   uint64_t hash = hash_chain(chain, n, borrowed);
   uint32_t id = 0;
   uint32_t flags = 0;
@@ -184,6 +184,12 @@ CallsiteHit CallsiteCapture::capture() noexcept {
         id = again->id;
         flags = again->flags;
       } else {
+        // Whether the stack goes deeper than what the key holds: asked once, here.
+        bool truncated = false;
+        if (n == depth_) {
+          CodeLocation deeper[kMaxDepth + 1];
+          truncated = collect(tstate, borrowed ? *foreign_memory_ : *own_memory_, deeper, depth_ + 1) > depth_;
+        }
         id = intern(hash, chain, n, truncated, borrowed, &flags);
       }
     } catch (...) {

@@ -15,7 +15,7 @@ struct Config {
   uint32_t ring = 8192;              // HANGSHIM_RING: calls kept in the ring (power of two)
   uint32_t stall_seconds = 300;      // HANGSHIM_STALL_SECONDS: pending this long = stalled
   bool callsites = true;             // HANGSHIM_CALLSITES=0: no Python call-site capture
-  uint32_t callsite_depth = 24;      // HANGSHIM_CALLSITE_DEPTH: frames per call-site (1-64)
+  uint32_t callsite_depth = 16;      // HANGSHIM_CALLSITE_DEPTH: frames per call-site (1-64)
   bool cuda_events = true;           // HANGSHIM_CUDA_EVENTS=0: completion = return, never touch CUDA
   uint32_t poll_ms = 50;             // HANGSHIM_POLL_MS: watchdog tick (heartbeat, event polling)
   bool watchdog = true;              // HANGSHIM_WATCHDOG=0: no thread (no heartbeat, no stall detection)

@@ -29,7 +29,8 @@ struct GroupState {
   std::vector<GroupMember> members;  // capacity kept between groups: no steady-state allocation
 };
 
-thread_local GroupState t_group;
+// Initial-exec TLS: no __tls_get_addr call on the hot path (the shim is preloaded).
+__attribute__((tls_model("initial-exec"))) thread_local GroupState t_group;
 
 bool failed(int result) { return result != 0 && result != 7; }  // 7: ncclInProgress (nonblocking)
 

@@ -43,7 +43,9 @@ void Recorder::learn_comm_details(uint32_t id, void* comm) noexcept {
   if (!detail_attempts_) return;
   // A communicator that cannot answer (still initializing) is asked again on later calls, a
   // few times, not forever.
-  if (detail_attempts_[id - 1].fetch_add(1, std::memory_order_relaxed) >= kMaxDetailAttempts) return;
+  std::atomic<uint8_t>& attempts = detail_attempts_[id - 1];
+  if (attempts.load(std::memory_order_relaxed) >= kMaxDetailAttempts) return;
+  attempts.fetch_add(1, std::memory_order_relaxed);
   int value = 0;
   if (load_relaxed(c->rank) < 0 && q->comm_user_rank != nullptr && q->comm_user_rank(comm, &value) == 0) {
     store_relaxed(c->rank, value);

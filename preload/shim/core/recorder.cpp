@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "shim/core/callsite_capture.h"
+#include "shim/core/clock.h"
 #include "shim/core/ledger_files.h"
 #include "shim/core/log.h"
 #include "shim/core/watchdog.h"
@@ -30,7 +31,7 @@ std::atomic<Recorder*> g_recorder{nullptr};
 std::atomic<std::mutex*> g_init_mutex{new std::mutex};
 std::atomic<NcclQueries*> g_queries{nullptr};
 
-thread_local uint32_t t_tid = 0;
+__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_tid = 0;
 
 std::string read_command_line() {
   int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -72,12 +73,6 @@ void exit_handler() {
 }
 
 }  // namespace
-
-uint64_t now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 uint32_t current_tid() noexcept {
   if (t_tid == 0) t_tid = static_cast<uint32_t>(::syscall(SYS_gettid));
@@ -132,7 +127,8 @@ Recorder* Recorder::create() noexcept {
                             made.error().hint.empty() ? "" : fmt::format(" ({})", made.error().hint)));
       return nullptr;
     }
-    uint64_t start = now_ns();
+    calibrate_clock();  // the first point; the watchdog completes the measurement
+    uint64_t start = wall_ns();
     sweep_dead_ledgers(config.dir, r->host_, start, config.keep_seconds);
 
     RankIdentity rank = read_rank_identity([](const char* name) { return std::getenv(name); });

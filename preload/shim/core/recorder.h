@@ -15,6 +15,7 @@
 #include <string>
 
 #include "ledger/writer.h"
+#include "shim/core/clock.h"
 #include "shim/core/comm_table.h"
 #include "shim/core/completion.h"
 #include "shim/core/config.h"
@@ -136,8 +137,6 @@ const NcclQueries* current_queries() noexcept;
 // Fork child: the forking thread's group state (ncclGroupStart depth, members) starts over.
 void reset_thread_group_state() noexcept;
 
-// Wall clock in nanoseconds (CLOCK_REALTIME through the vDSO: no syscall).
-uint64_t now_ns() noexcept;
 // The calling thread's Linux thread id, cached per thread.
 uint32_t current_tid() noexcept;
 

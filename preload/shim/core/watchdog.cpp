@@ -58,7 +58,7 @@ void* Watchdog::main(void* self) {
   prctl(PR_SET_NAME, "hangshim-watch", 0, 0, 0);
   uint32_t poll = w->r_.config().poll_ms;
   while (!w->stop_.load(std::memory_order_acquire)) {
-    w->tick(now_ns());
+    w->tick(wall_ns());
     for (uint32_t slept = 0; slept < poll && !w->stop_.load(std::memory_order_acquire); slept += 10) {
       sleep_ms(std::min<uint32_t>(10, poll - slept));
     }
@@ -68,6 +68,7 @@ void* Watchdog::main(void* self) {
 }
 
 void Watchdog::tick(uint64_t now) noexcept {
+  calibrate_clock();
   r_.writer().heartbeat(now);
   if (CudaCompletion* cuda = r_.completion()) {
     bool any = false;

@@ -84,6 +84,32 @@ void store_relaxed(T& field, T value) noexcept {
   __atomic_store_n(&field, value, __ATOMIC_RELAXED);
 }
 
+// Copies of the ranges the calling thread hit last (most recent first), valid for one table
+// generation of one SelfMemory: a frame walk reads a handful of places (the thread's frame
+// stack, code objects on the heap, the code type in libpython) over and over, so almost every
+// read is answered from here with two compares — no shared state, no atomics, no search.
+// The copies are exactly as trustworthy as the table they came from (a refresh, which happens
+// on a miss, flushes them). Initial-exec TLS: no __tls_get_addr call per read (the shim is
+// preloaded, so static TLS is available).
+struct RecentRanges {
+  static constexpr size_t kSize = 4;
+  const void* owner = nullptr;
+  uint64_t generation = 0;
+  size_t count = 0;
+  SelfMemory::Range ranges[kSize] = {};
+};
+__attribute__((tls_model("initial-exec"))) constinit thread_local RecentRanges t_recent;
+
+inline void copy_small(void* out, const void* in, size_t size) noexcept {
+  switch (size) {  // the walker's reads are mostly one field: let the compiler emit one move
+    case 1: std::memcpy(out, in, 1); return;
+    case 2: std::memcpy(out, in, 2); return;
+    case 4: std::memcpy(out, in, 4); return;
+    case 8: std::memcpy(out, in, 8); return;
+    default: std::memcpy(out, in, size); return;
+  }
+}
+
 }  // namespace
 
 size_t parse_readable_ranges(const char* text, size_t length, SelfMemory::Range* out, size_t capacity,
@@ -124,10 +150,21 @@ size_t SelfMemory::range_count() const noexcept { return count_.load(std::memory
 ReadStatus SelfMemory::read(uint64_t address, void* out, size_t size) const noexcept {
   if (size == 0) return ReadStatus::Ok;
   if (address == 0 || address + size < address) return ReadStatus::Unmapped;
-  return mode_ == Mode::Table ? read_table(address, out, size) : read_syscall(address, out, size);
+  if (mode_ != Mode::Table) return read_syscall(address, out, size);
+  // The hot path: one of the ranges this thread hit last (see RecentRanges).
+  const RecentRanges& recent = t_recent;
+  if (recent.owner == this && recent.generation == refreshes_.load(std::memory_order_acquire)) {
+    for (size_t k = 0; k < recent.count; ++k) {
+      if (recent.ranges[k].start <= address && address + size <= recent.ranges[k].end) {
+        copy_small(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
+        return ReadStatus::Ok;
+      }
+    }
+  }
+  return read_table(address, out, size);
 }
 
-SelfMemory::Lookup SelfMemory::lookup(uint64_t address, size_t size) const noexcept {
+SelfMemory::Lookup SelfMemory::lookup(uint64_t address, size_t size, Range* found) const noexcept {
   uint64_t before = sequence_.load(std::memory_order_acquire);
   if (before & 1) return Lookup::Busy;
   const Range* ranges = live_.load(std::memory_order_relaxed);
@@ -146,19 +183,37 @@ SelfMemory::Lookup SelfMemory::lookup(uint64_t address, size_t size) const noexc
   }
   bool hit = false;
   if (low > 0) {
-    uint64_t end = load_relaxed(ranges[low - 1].end);
-    hit = address + size <= end;
+    found->start = load_relaxed(ranges[low - 1].start);
+    found->end = load_relaxed(ranges[low - 1].end);
+    hit = address + size <= found->end;
   }
   std::atomic_thread_fence(std::memory_order_acquire);
   if (sequence_.load(std::memory_order_relaxed) != before) return Lookup::Busy;
   return hit ? Lookup::Hit : Lookup::Miss;
 }
 
+void SelfMemory::remember(const Range& range, uint64_t generation) const noexcept {
+  RecentRanges& recent = t_recent;
+  if (recent.owner != this || recent.generation != generation) {
+    recent.owner = this;
+    recent.generation = generation;
+    recent.count = 0;
+  }
+  size_t keep = recent.count < RecentRanges::kSize ? recent.count : RecentRanges::kSize - 1;
+  for (size_t k = keep; k > 0; --k) recent.ranges[k] = recent.ranges[k - 1];
+  recent.ranges[0] = range;
+  recent.count = keep + 1;
+}
+
 ReadStatus SelfMemory::read_table(uint64_t address, void* out, size_t size) const noexcept {
+  uint64_t generation = 0;
+  Range range{};
   for (int attempt = 0; attempt < 4; ++attempt) {
-    Lookup found = lookup(address, size);
+    generation = refreshes_.load(std::memory_order_acquire);
+    Lookup found = lookup(address, size, &range);
     if (found == Lookup::Hit) {
-      std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
+      remember(range, generation);
+      copy_small(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
       return ReadStatus::Ok;
     }
     if (found == Lookup::Busy) {
@@ -168,13 +223,14 @@ ReadStatus SelfMemory::read_table(uint64_t address, void* out, size_t size) cons
     }
     // A miss: the range may have been mapped since the table was read. Re-read it once; if
     // another thread refreshed meanwhile, its table is as new as ours would be.
-    uint64_t seen = refreshes_.load(std::memory_order_acquire);
     {
       std::lock_guard<std::mutex> lock(refresh_mutex_);
-      if (refreshes_.load(std::memory_order_relaxed) == seen && !refresh_locked()) return ReadStatus::IoError;
+      if (refreshes_.load(std::memory_order_relaxed) == generation && !refresh_locked()) return ReadStatus::IoError;
     }
-    if (lookup(address, size) == Lookup::Hit) {
-      std::memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
+    generation = refreshes_.load(std::memory_order_acquire);
+    if (lookup(address, size, &range) == Lookup::Hit) {
+      remember(range, generation);
+      copy_small(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), size);
       return ReadStatus::Ok;
     }
     return ReadStatus::Unmapped;

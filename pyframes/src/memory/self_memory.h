@@ -44,8 +44,8 @@ class SelfMemory final : public Memory {
   size_t range_count() const noexcept;
 
   struct Range {
-    uint64_t start;
-    uint64_t end;  // exclusive
+    uint64_t start = 0;
+    uint64_t end = 0;  // exclusive
   };
 
  private:
@@ -55,8 +55,10 @@ class SelfMemory final : public Memory {
   };
 
   enum class Lookup : uint8_t { Hit, Miss, Busy };
-  Lookup lookup(uint64_t address, size_t size) const noexcept;
-  ReadStatus read_table(uint64_t address, void* out, size_t size) const noexcept;
+  Lookup lookup(uint64_t address, size_t size, Range* found) const noexcept;
+  void remember(const Range& range, uint64_t generation) const noexcept;
+  // The table path after a miss of the thread's recent ranges: search, refresh on a miss.
+  __attribute__((noinline)) ReadStatus read_table(uint64_t address, void* out, size_t size) const noexcept;
   ReadStatus read_syscall(uint64_t address, void* out, size_t size) const noexcept;
   bool refresh_locked() const noexcept;
 
