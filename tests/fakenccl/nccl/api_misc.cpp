@@ -7,19 +7,7 @@
 
 using namespace fakenccl;
 
-NCCL_API(const char*, ncclGetErrorString, ncclResult_t code) {
-  switch (code) {  // NCCL's own wording, so messages read the same as with the real library
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
-  }
-}
+NCCL_API(const char*, ncclGetErrorString, ncclResult_t code) { return error_string(code); }
 
 NCCL_API(const char*, ncclGetLastError, ncclComm_t comm) {
   (void)comm;  // NCCL ignores it too: the last error is per process

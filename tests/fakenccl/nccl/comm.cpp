@@ -62,7 +62,7 @@ ncclResult_t comm_check_usable(ncclComm* comm, const char* api) {
   if (const int e = comm->async_error.load(); e != ncclSuccess) {
     return fail(static_cast<ncclResult_t>(e),
                 "fakenccl: {}: communicator {} rank {} has failed earlier ({}); destroy or abort it",
-                api, comm->label, comm->rank, ncclGetErrorString(static_cast<ncclResult_t>(e)));
+                api, comm->label, comm->rank, error_string(static_cast<ncclResult_t>(e)));
   }
   return ncclSuccess;
 }

@@ -54,6 +54,20 @@ void set_last_error(std::string_view message) {
 
 const char* last_error() { return g_last_error; }
 
+const char* error_string(ncclResult_t code) {
+  switch (code) {  // NCCL's own wording, so messages read the same as with the real library
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
+  }
+}
+
 void debug_info(std::string_view message) {
   if (debug_level() == DebugLevel::kInfo) print_line("INFO", message);
 }

@@ -16,6 +16,9 @@ void set_last_error(std::string_view message);
 const char* last_error();
 // Prints an "NCCL INFO" line when NCCL_DEBUG=INFO.
 void debug_info(std::string_view message);
+// ncclGetErrorString's text (called internally without going through the exported symbol, which
+// an LD_PRELOADed shim may wrap).
+const char* error_string(ncclResult_t code);
 
 template <typename... Args>
 ncclResult_t fail(ncclResult_t code, fmt::format_string<Args...> format, Args&&... args) {

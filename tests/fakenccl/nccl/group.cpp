@@ -88,7 +88,10 @@ void wait_unit(void* data) {
 
 ncclResult_t launch_sync(OpList& ops) {
   const std::vector<ncclComm*> comms = distinct_comms(ops);
-  for (ncclComm* comm : comms) comm_wait_async_idle(comm);  // the legacy stream orders after them
+  for (ncclComm* comm : comms) {
+    comm_wait_async_idle(comm);  // the legacy stream orders after earlier stream work ...
+    if (ncclResult_t r = comm_check_usable(comm, "ncclGroupEnd"); r != ncclSuccess) return r;  // ... which may have failed
+  }
   for (ncclComm* comm : comms) comm_begin_execution(comm);
   const ncclResult_t result = run_ops(ops, Deadline::for_operation());
   for (ncclComm* comm : comms) comm_end_execution(comm, false);

@@ -2,7 +2,9 @@
 
 #include "errors.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <string_view>
 
 namespace fakenccl {
 namespace {
@@ -175,6 +179,63 @@ void Segment::release() {
   size_ = 0;
   if (!complete && counted_join_) shm_unlink(name_.c_str());
   counted_join_ = false;
+}
+
+}  // namespace fakenccl
+
+namespace fakenccl {
+namespace {
+
+bool process_alive(std::int32_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// Whether segment `name` (already open as `fd`) has no live process: neither its creator nor any
+// rank that joined. A segment still being set up (not ready) counts as alive for a minute.
+bool segment_is_stale(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  if (static_cast<std::uint64_t>(st.st_size) < sizeof(SegmentHeader)) {
+    return std::time(nullptr) - st.st_mtime > 60;
+  }
+  void* head = mmap(nullptr, sizeof(SegmentHeader), PROT_READ, MAP_SHARED, fd, 0);
+  if (head == MAP_FAILED) return false;
+  auto* h = static_cast<SegmentHeader*>(head);
+  bool stale = false;
+  if (load_acquire(h->ready) != kSegmentReady || h->magic != kSegmentMagic || h->nranks == 0 ||
+      h->nranks > static_cast<std::uint32_t>(kMaxRanks)) {
+    stale = std::time(nullptr) - st.st_mtime > 60;
+  } else if (!process_alive(h->creator_pid)) {
+    const SegmentGeometry g = segment_geometry(h->nranks, h->coll_chunk_bytes, h->p2p_chunk_bytes);
+    void* all = mmap(nullptr, g.staging, PROT_READ, MAP_SHARED, fd, 0);
+    if (all != MAP_FAILED && static_cast<std::uint64_t>(st.st_size) >= g.staging) {
+      auto* slots = reinterpret_cast<RankSlot*>(static_cast<std::byte*>(all) + g.slots);
+      stale = true;
+      for (std::uint32_t r = 0; r < h->nranks; ++r) {
+        if (load_acquire(slots[r].joined) != 0 && process_alive(load_acquire(slots[r].pid))) stale = false;
+      }
+    }
+    if (all != MAP_FAILED) munmap(all, g.staging);
+  }
+  munmap(head, sizeof(SegmentHeader));
+  return stale;
+}
+
+}  // namespace
+
+void remove_stale_segments() {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return;
+  constexpr std::string_view kPrefix = "hangshim-fakenccl.";
+  while (const dirent* entry = readdir(dir)) {
+    const std::string_view file = entry->d_name;
+    if (file.substr(0, kPrefix.size()) != kPrefix) continue;
+    const std::string name = "/" + std::string(file);
+    const int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) continue;
+    const bool stale = segment_is_stale(fd);
+    close(fd);
+    if (stale) shm_unlink(name.c_str());
+  }
+  closedir(dir);
 }
 
 }  // namespace fakenccl

@@ -67,4 +67,8 @@ class Segment {
   bool counted_join_ = false;
 };
 
+// Removes segments of this stand-in that no live process belongs to: left behind when every
+// process that had joined was killed before the last rank arrived. Called by ncclGetUniqueId.
+void remove_stale_segments();
+
 }  // namespace fakenccl

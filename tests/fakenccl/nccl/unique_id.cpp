@@ -1,6 +1,7 @@
 #include "unique_id.h"
 
 #include "errors.h"
+#include "segment.h"
 
 #include <sys/random.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@ std::uint64_t digest(const std::string& text, std::uint64_t seed) {
 }  // namespace
 
 ncclResult_t make_unique_id(ncclUniqueId* id) {
+  remove_stale_segments();  // a new job starts: clean up after jobs that were killed
   IdContents contents{};
   std::memcpy(contents.magic, kUniqueIdMagic, sizeof contents.magic);
   contents.version = kIdVersion;
