@@ -162,7 +162,6 @@ Recorder* Recorder::create() noexcept {
       if (q->get_version(&version) == 0) ledger::store_relaxed(r->writer_->header().nccl_version, version);
     }
     r->stacks_path_ = config.dir + "/" + stacks_file_name(name);
-    r->cuda_enabled_ = config.cuda_events;
     if (config.callsites) {
       r->callsites_ = std::make_unique<CallsiteCapture>(*r->writer_, config);
       r->writer_->add_features(ledger::kFeatureCallsites);
@@ -171,6 +170,9 @@ Recorder* Recorder::create() noexcept {
       r->watchdog_ = std::make_unique<Watchdog>(*r);
       if (r->watchdog_->start()) r->writer_->add_features(ledger::kFeatureWatchdog);
     }
+    // Events are polled by the watchdog: without it, completion is the return.
+    bool watching = (r->writer_->header().features & ledger::kFeatureWatchdog) != 0;
+    r->cuda_enabled_ = config.cuda_events && watching;
     return r.release();
   } catch (...) {
     warn_once("recording off: out of memory while starting");
@@ -182,7 +184,9 @@ Recorder::~Recorder() = default;
 
 void Recorder::on_exit() noexcept {
   if (pid_ != ::getpid()) return;  // a fork child running its parent's handlers
-  if (watchdog_) watchdog_->stop(200);
+  // Our handler was registered after the application's CUDA set-up, so it runs before CUDA's
+  // own exit handlers: the driver is still there for a last look at pending events.
+  if (watchdog_ && watchdog_->stop(200)) watchdog_->poll_completions(wall_ns());
   ledger::Header& h = writer_->header();
   ledger::store_relaxed(h.exit_ns, now_ns());
   writer_->set_state(ledger::ProcessState::Exited);
