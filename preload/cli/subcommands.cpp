@@ -2,6 +2,8 @@
 
 namespace hangshim::cli {
 
+int cmd_ledger(std::span<char*> args);  // cmd_ledger.cpp
+
 namespace {
 constexpr Subcommand kSubcommands[] = {
     {"ledger", "print one process's ledger (the raw record): hangshim ledger FILE [--json]", cmd_ledger},
