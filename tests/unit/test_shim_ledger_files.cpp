@@ -9,9 +9,11 @@
 
 #include "ledger/writer.h"
 #include "ledger_test_util.h"
+#include "ledger/names.h"
 #include "shim/core/ledger_files.h"
 
 using namespace hangshim::shim;
+using namespace hangshim::ledger;
 using ledger_test::TempDir;
 
 TEST_CASE("ledger files: names carry rank, host and pid, and parse back") {
@@ -25,6 +27,17 @@ TEST_CASE("ledger files: names carry rank, host and pid, and parse back") {
   REQUIRE(parse_ledger_file_name(ledger_file_name("h", 9, -1), parsed));
   CHECK(parsed.rank == -1);
   CHECK(stacks_file_name(name) == "hangshim-r00003-node_7.cluster-4321.stacks.txt");
+  TempDir dir;
+  for (const char* file : {"hangshim-r00002-b-5.ledger", "hangshim-r00002-a-9.ledger", "hangshim-norank-a-1.ledger",
+                           "hangshim-r00010-a-1.ledger", "notes.txt", "hangshim-r00001-a-1.stacks.txt"}) {
+    FILE* f = fopen(dir.file(file).c_str(), "w");
+    REQUIRE(f != nullptr);
+    fclose(f);
+  }
+  CHECK(list_ledger_files(dir.path()) == std::vector<std::string>{dir.file("hangshim-norank-a-1.ledger"),
+                                                                   dir.file("hangshim-r00002-a-9.ledger"),
+                                                                   dir.file("hangshim-r00002-b-5.ledger"),
+                                                                   dir.file("hangshim-r00010-a-1.ledger")});
   for (const char* bad : {"hangshim-r1-h.ledger", "other.ledger", "hangshim-x00001-h-1.ledger",
                           "hangshim-r00001-h-1.txt", "hangshim-r00001-h-0.ledger", "hangshim-r00001--5.ledger"}) {
     CHECK_FALSE(parse_ledger_file_name(bad, parsed));

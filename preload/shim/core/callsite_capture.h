@@ -77,6 +77,8 @@ class CallsiteCapture {
   std::atomic<int> ready_{0};  // 0 not tried, 1 ready, 2 unavailable (no Python)
   using GetThisThreadState = void* (*)();
   GetThisThreadState get_this_thread_state_ = nullptr;
+  using IsInitialized = int (*)();
+  IsInitialized is_initialized_ = nullptr;  // Py_IsInitialized: no borrowing once Python is finalized
   pyframes::PythonTarget target_;
   pyframes::Layout layout_;
   std::unique_ptr<pyframes::SelfMemory> own_memory_;      // table mode: the caller's own frames

@@ -14,6 +14,7 @@
 
 #include "shim/core/callsite_capture.h"
 #include "shim/core/clock.h"
+#include "ledger/names.h"
 #include "shim/core/ledger_files.h"
 #include "shim/core/log.h"
 #include "shim/core/watchdog.h"
@@ -148,7 +149,7 @@ Recorder* Recorder::create() noexcept {
     ledger::Geometry geometry;
     geometry.ring_capacity = config.ring;
     geometry.callsite_depth = config.callsite_depth;
-    std::string name = ledger_file_name(r->host_, r->pid_, rank.rank);
+    std::string name = ledger::ledger_file_name(r->host_, r->pid_, rank.rank);
     auto writer = ledger::Writer::create(config.dir + "/" + name, geometry, identity);
     if (!writer) {
       warn_once(fmt::format("recording off: {}{}", writer.error().message,
@@ -161,7 +162,7 @@ Recorder* Recorder::create() noexcept {
       int version = 0;
       if (q->get_version(&version) == 0) ledger::store_relaxed(r->writer_->header().nccl_version, version);
     }
-    r->stacks_path_ = config.dir + "/" + stacks_file_name(name);
+    r->stacks_path_ = config.dir + "/" + ledger::stacks_file_name(name);
     if (config.callsites) {
       r->callsites_ = std::make_unique<CallsiteCapture>(*r->writer_, config);
       r->writer_->add_features(ledger::kFeatureCallsites);
