@@ -177,6 +177,8 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   if (const Slot* slot = find(hash, chain, n)) {
     id = slot->id;
     flags = slot->flags;
+  } else if (full_.load(std::memory_order_relaxed)) {
+    return {};  // a new chain, but the cache is full: no call-site (and no lock on the hot path)
   } else {
     try {
       std::lock_guard<std::mutex> lock(miss_mutex_);
@@ -203,7 +205,10 @@ CallsiteHit CallsiteCapture::capture() noexcept {
 uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
                                  uint32_t* flags) {
   *flags = 0;
-  if (chains_used_ >= chains_capacity_) return 0;  // nothing more can be remembered
+  if (chains_used_ >= chains_capacity_) {
+    full_.store(true, std::memory_order_relaxed);
+    return 0;
+  }
   const pyframes::Memory& memory = borrowed ? *foreign_memory_ : *own_memory_;
   std::vector<pyframes::Frame> frames;
   frames.reserve(depth);

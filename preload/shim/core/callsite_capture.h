@@ -90,6 +90,7 @@ class CallsiteCapture {
   std::unique_ptr<pyframes::CodeLocation[]> chains_;  // depth_ locations per interned call-site
   uint32_t chains_used_ = 0;                          // in call-sites
   uint32_t chains_capacity_ = 0;
+  std::atomic<bool> full_{false};  // nothing more can be remembered: new chains skip the slow path
 
   mutable std::mutex miss_mutex_;  // the slow path: setup, describing and interning
   std::vector<std::string> descriptions_;  // by id - 1
