@@ -167,13 +167,17 @@ Recorder* Recorder::create() noexcept {
       r->callsites_ = std::make_unique<CallsiteCapture>(*r->writer_, config);
       r->writer_->add_features(ledger::kFeatureCallsites);
     }
+    // Events are polled by the watchdog: without it, completion is the return. Decided before
+    // the thread starts (it reads the setting).
+    r->cuda_enabled_ = config.cuda_events && config.watchdog;
     if (config.watchdog) {
       r->watchdog_ = std::make_unique<Watchdog>(*r);
-      if (r->watchdog_->start()) r->writer_->add_features(ledger::kFeatureWatchdog);
+      if (r->watchdog_->start()) {
+        r->writer_->add_features(ledger::kFeatureWatchdog);
+      } else {
+        r->cuda_enabled_ = false;  // no thread was made: nothing reads it concurrently
+      }
     }
-    // Events are polled by the watchdog: without it, completion is the return.
-    bool watching = (r->writer_->header().features & ledger::kFeatureWatchdog) != 0;
-    r->cuda_enabled_ = config.cuda_events && watching;
     return r.release();
   } catch (...) {
     warn_once("recording off: out of memory while starting");
