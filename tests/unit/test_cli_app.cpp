@@ -72,7 +72,7 @@ TEST_CASE("cli app: usage errors exit 2 without reading anything") {
     ++reads;
     return fake_reader(pid, options);
   };
-  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "x"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "0"}}) {
     Output output;
     CHECK(run_pyframes(args, Terminal{}, counting, "1.0", output) == kExitUsage);
     CHECK(count_lines(output.err) == 1);

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <charconv>
 
@@ -32,23 +30,13 @@ bool is_digits(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_regular_file(std::string_view path) {
-  struct stat st {};
-  return ::stat(std::string(path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// A positional argument: digits are a PID, an existing file is a core; anything else is a
-// typo worth a usage error before any target is read.
+// A positional argument: digits are a PID, anything else names a core file. A missing or
+// unreadable file is that target's problem (exit 1, one line), like a PID that is gone.
 Result<Target> parse_target(std::string_view text) {
-  if (is_digits(text)) {
-    auto pid = parse_pid(text);
-    if (!pid) return pid.take_error();
-    return Target{*pid, {}};
-  }
-  if (!is_regular_file(text)) {
-    return usage(fmt::format("'{}' is neither a PID nor a core file (no such file)", text));
-  }
-  return Target{0, std::string(text)};
+  if (!is_digits(text)) return Target{0, std::string(text)};
+  auto pid = parse_pid(text);
+  if (!pid) return pid.take_error();
+  return Target{*pid, {}};
 }
 
 }  // namespace
