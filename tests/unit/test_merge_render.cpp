@@ -110,3 +110,15 @@ TEST_CASE("merged JSON: members, tree and labels; processes only when asked") {
   const auto with_error = mini_json::parse(render_merged_json(processes, merged, {failure}, false));
   CHECK(with_error["errors"][0]["kind"].str() == "not_found");
 }
+
+TEST_CASE("merged text: the summary says where each stack parts from the others and where it ends") {
+  auto processes = job(3, 2);
+  for (Process& process : processes) {
+    std::vector<Frame> frames = {samples::python_frame("wait", "/usr/lib/python3.11/threading.py", 327)};
+    for (const Frame& frame : process.threads[0].frames) frames.push_back(frame);
+    process.threads[0].frames = std::move(frames);
+  }
+  const std::string text = render_merged_text(merge_stacks(processes), TextOptions{}, nullptr);
+  position(text, "  rank 2     load (/job/train.py:21) → wait (/usr/lib/python3.11/threading.py:327)  [");
+  position(text, "  ranks 0-1  all_reduce (/job/train.py:18) → wait (/usr/lib/python3.11/threading.py:327)  [");
+}

@@ -97,12 +97,12 @@ TEST_CASE("thread state: without the kernel (core files) the frames tell idle th
   }
   CHECK(classify_thread(thread_in("step", "/job/train.py"), nullptr, {}, false) == ThreadState::Unknown);
   CHECK(classify_thread(thread_in("wait", "/job/mythreading.py"), nullptr, {}, false) == ThreadState::Unknown);
-  Thread native_first = thread_in("wait", "/usr/lib/python3.11/threading.py");
   Frame native;
   native.kind = Frame::Kind::Native;
   native.function = "futex_wait";
-  native_first.frames.insert(native_first.frames.begin(), native);
-  CHECK(in_known_wait(native_first.frames));
+  std::vector<Frame> native_first = {native};
+  for (const Frame& frame : thread_in("wait", "/usr/lib/python3.11/threading.py").frames) native_first.push_back(frame);
+  CHECK(in_known_wait(native_first));
 }
 
 TEST_CASE("thread state: stopped threads fall back to the frames; zombies are unknown") {

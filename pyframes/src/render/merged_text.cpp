@@ -102,15 +102,27 @@ class MergedTextRenderer {
       width = std::max(width, labels.back().size());
     }
     for (size_t i = 0; i < labels.size(); ++i) {
-      const Frame* innermost = stacks[i].innermost();
-      out_ += fmt::format("  {:<{}}  {}  [{}]\n", labels[i], width,
-                          innermost != nullptr ? render::frame_text(*innermost, colors_) : "(no Python frames)",
-                          states_of(merged_, stacks[i].members));
+      out_ += fmt::format("  {:<{}}  {}  [{}]\n", labels[i], width, where(stacks[i]), states_of(merged_, stacks[i].members));
     }
     if (stacks.size() > kMaxSummaryRows) {
       out_ += fmt::format("  ... {} more distinct stacks in the tree below\n", stacks.size() - kMaxSummaryRows);
     }
     out_ += '\n';
+  }
+
+  // Where a distinct stack parts from the others and where it ends: "f (a.py:3) → g (b.py:9)".
+  std::string where(const DistinctStack& stack) const {
+    const Frame* innermost = stack.innermost();
+    if (innermost == nullptr) return "(no Python frames)";
+    const Frame* parted = nullptr;  // the first frame of the last branch that has frames
+    for (auto branch = stack.path.rbegin(); branch != stack.path.rend(); ++branch) {
+      if (!(*branch)->frames.empty()) {
+        parted = &(*branch)->frames.front().frame;
+        break;
+      }
+    }
+    if (parted == innermost || stack.path.size() == 1) return render::frame_text(*innermost, colors_);
+    return fmt::format("{} → {}", render::frame_text(*parted, colors_), render::frame_text(*innermost, colors_));
   }
 
   // `lead` + `connector` start the branch's header; `body` prefixes the lines inside it.
