@@ -203,3 +203,14 @@ TEST_CASE("cli job options: values, usage errors") {
     CHECK(bad.error().message.find(mentions) != std::string::npos);
   }
 }
+
+TEST_CASE("cli job: a --pgrep pattern that is not a regular expression is a usage error, nothing is read") {
+  Sources sources = job_sources();
+  sources.matching = [](const std::string& pattern) -> Result<std::vector<int64_t>> {
+    return make_error(ErrorKind::Usage, "'" + pattern + "' is not a valid extended regular expression");
+  };
+  Output output;
+  CHECK(run({"--pgrep", "(", "104"}, output, sources) == kExitUsage);
+  CHECK(count_lines(output.err) == 1);
+  CHECK(output.out.empty());
+}

@@ -122,3 +122,14 @@ TEST_CASE("merged text: the summary says where each stack parts from the others 
   position(text, "  rank 2     load (/job/train.py:21) → wait (/usr/lib/python3.11/threading.py:327)  [");
   position(text, "  ranks 0-1  all_reduce (/job/train.py:18) → wait (/usr/lib/python3.11/threading.py:327)  [");
 }
+
+TEST_CASE("merged text: a variable with a different value on every rank shows a few of them") {
+  auto processes = job(8, -1);
+  for (size_t i = 0; i < processes.size(); ++i) processes[i].threads[0].frames[0].locals[0].repr = std::to_string(i);
+  const std::string text = render_merged_text(merge_stacks(processes), TextOptions{}, nullptr);
+  position(text, "        step = 0 (rank 0) | 1 (rank 1) | 2 (rank 2) | ... (8 values, one each)\n");
+  auto seven = job(8, -1);
+  for (size_t i = 0; i < seven.size(); ++i) seven[i].threads[0].frames[0].locals[0].repr = std::to_string(i / 2 * 2);
+  const std::string pairs = render_merged_text(merge_stacks(seven), TextOptions{}, nullptr);
+  position(pairs, "        step = 0 (ranks 0-1) | 2 (ranks 2-3) | 4 (ranks 4-5) | 6 (ranks 6-7)\n");
+}

@@ -86,6 +86,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
   read_options.lock = options.lock;
   read_options.locals = options.locals;
   const Selection selection = select_targets(options, *sources, output);
+  if (selection.status == kExitUsage) return kExitUsage;  // a bad --pgrep pattern: nothing read
   if (selection.status != kExitOk) status = selection.status;
   std::vector<Result<Process>> results = read_processes(selection.pids, read_options, reader, default_parallelism());
 

@@ -59,7 +59,7 @@ void add_unique(Selection& selection, int64_t pid, bool found) {
 
 void report(Output& output, const std::string& what, const Error& error, int& status) {
   output.err += format_error_line(kProgram, what, error) + "\n";
-  status = kExitTargetProblem;
+  if (status != kExitUsage) status = error.kind == ErrorKind::Usage ? kExitUsage : kExitTargetProblem;
 }
 
 }  // namespace

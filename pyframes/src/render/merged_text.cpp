@@ -25,6 +25,7 @@ using render::safe;
 
 constexpr size_t kMaxSummaryRows = 20;
 constexpr size_t kMaxValuesShown = 6;
+constexpr size_t kMaxDistinctShown = 3;
 
 // "idle", or "idle: ranks 0-5; running: rank 6" when the members differ.
 std::string states_of(const MergedStacks& merged, const std::vector<uint32_t>& members) {
@@ -177,12 +178,18 @@ class MergedTextRenderer {
       out_ += line + safe(local.values.front().repr) + "\n";
       return;
     }
-    for (size_t i = 0; i < local.values.size() && i < kMaxValuesShown; ++i) {
+    // A value per member (a rank number, a timestamp) says little each: show a few.
+    const bool all_distinct = local.values.size() == holders && holders > 3;
+    const size_t shown = std::min(local.values.size(), all_distinct ? kMaxDistinctShown : kMaxValuesShown);
+    for (size_t i = 0; i < shown; ++i) {
       const auto& value = local.values[i];
       line += fmt::format("{}{} ({})", i > 0 ? " | " : "", safe(value.repr), safe(describe_members(merged_, value.members)));
     }
-    if (local.values.size() > kMaxValuesShown) {
-      line += fmt::format(" | ... {} more values", local.values.size() - kMaxValuesShown);
+    if (all_distinct) {
+      line += fmt::format(" | ... ({} values, one each)", local.values.size());
+    } else if (local.values.size() > shown) {
+      const size_t more = local.values.size() - shown;
+      line += fmt::format(" | ... {} more {}", more, more == 1 ? "value" : "values");
     }
     out_ += line + "\n";
   }
