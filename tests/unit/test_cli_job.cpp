@@ -185,7 +185,7 @@ TEST_CASE("cli job options: values, usage errors") {
   CHECK(parsed->locals);
   CHECK(parsed->all_threads);
   CHECK(parsed->hide_idle);
-  CHECK(parsed->pids.empty());
+  CHECK(parsed->targets.empty());
   CHECK(parse_options({"--no-merge", "1"})->merge == MergeMode::Never);
   CHECK(parse_options({"--merge-json", "a.json", "-"})->json_files == std::vector<std::string>{"a.json", "-"});
 
@@ -195,7 +195,7 @@ TEST_CASE("cli job options: values, usage errors") {
            {{"--pgrep="}, "empty pattern"},
            {{"--merge-json"}, "no file given"},
            {{"--merge-json", "--children", "1", "a.json"}, "do not apply"},
-           {{"--merge"}, "no PID given"}}) {
+           {{"--merge"}, "no PID or core file given"}}) {
     auto bad = parse_options(args);
     INFO("mentions: " << mentions);
     REQUIRE_FALSE(bad.ok());

@@ -29,8 +29,8 @@ TEST_CASE("process selection: a table that loops does not loop the walk") {
 
 TEST_CASE("process selection: live descendants and command-line matches of real processes") {
   // This test process forks a child that forks a grandchild; both then run `sleep` with a
-  // command line no other process has.
-  const std::string marker = "pyframes-select-test-" + std::to_string(::getpid());
+  // command line no other process has (sleep adds up its arguments: "0.PID" is a duration).
+  const std::string marker = "0." + std::to_string(::getpid());
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   const pid_t child = ::fork();
@@ -56,7 +56,7 @@ TEST_CASE("process selection: live descendants and command-line matches of real 
   std::vector<int64_t> matches;
   for (int attempt = 0; attempt < 200 && matches.size() < 2; ++attempt) {
     ::usleep(10000);
-    auto found = processes_matching("^sleep 30 " + marker + "$", ::getpid());
+    auto found = processes_matching("^sleep 30 0\\." + marker.substr(2) + "$", ::getpid());
     REQUIRE(found.ok());
     matches = *found;
   }

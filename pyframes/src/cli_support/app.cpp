@@ -13,8 +13,6 @@ namespace {
 
 constexpr const char* kProgram = "pyframes";
 
-std::string target_name(int64_t pid) { return fmt::format("process {}", pid); }
-
 std::string thread_label(const Thread& thread, size_t index) {
   if (thread.native_id != 0) return fmt::format("{}", thread.native_id);
   if (thread.thread_id != 0) return fmt::format("{:#x}", thread.thread_id);
@@ -23,7 +21,7 @@ std::string thread_label(const Thread& thread, size_t index) {
 
 // A cut frame chain is reported like a failed read, one line per process: the output is
 // incomplete, and scripts must be able to tell.
-void report_truncation(const Process& process, Output& output) {
+void report_truncation(const Process& process, const Target& target, Output& output) {
   std::vector<size_t> cut;
   for (size_t i = 0; i < process.threads.size(); ++i) {
     if (process.threads[i].truncated) cut.push_back(i);
@@ -34,7 +32,7 @@ void report_truncation(const Process& process, Output& output) {
                                 first.frames.size(),
                                 first.truncation_reason.empty() ? "frame chain cut" : first.truncation_reason);
   if (cut.size() > 1) why += fmt::format("; {} more threads truncated", cut.size() - 1);
-  output.err += format_error_line(kProgram, target_name(process.pid), make_error(ErrorKind::Corrupt, why)) + "\n";
+  output.err += format_error_line(kProgram, target.name(), make_error(ErrorKind::Corrupt, why)) + "\n";
 }
 
 bool has_truncation(const Process& process) {
@@ -58,7 +56,7 @@ bool merged_view(const Options& options, size_t processes) {
 
 }  // namespace
 
-int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const ProcessReader& reader,
+int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const Readers& readers,
                  std::string_view version, Output& output, const Sources* sources) {
   auto parsed = parse_options(args);
   if (!parsed) {
@@ -82,26 +80,35 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
   std::vector<FailedTarget> failures;
   if (options.from_json) status = load_json_dumps(options.json_files, *sources, processes, failures, output);
 
-  ReadOptions read_options;
-  read_options.lock = options.lock;
-  read_options.locals = options.locals;
   const Selection selection = select_targets(options, *sources, output);
   if (selection.status == kExitUsage) return kExitUsage;  // a bad --pgrep pattern: nothing read
   if (selection.status != kExitOk) status = selection.status;
-  std::vector<Result<Process>> results = read_processes(selection.pids, read_options, reader, default_parallelism());
+  CoreOptions core_options;
+  core_options.read.lock = options.lock;
+  core_options.read.locals = options.locals;
+  if (!options.core_executable.empty()) core_options.executable = options.core_executable;
+  core_options.lib_search = options.lib_search;
+  core_options.root = options.root;
+  const std::vector<Target>& targets = selection.targets;
+  std::vector<Result<Process>> results = read_in_parallel(
+      targets.size(),
+      [&](size_t i) {
+        return targets[i].is_core() ? readers.core(targets[i].core_path, core_options)
+                                    : readers.process(targets[i].pid, core_options.read);
+      },
+      default_parallelism());
 
   for (size_t i = 0; i < results.size(); ++i) {
-    const int64_t pid = selection.pids[i];
     if (results[i]) {
       Process& process = results[i].value();
-      if (process.pid == 0) process.pid = pid;
-      report_truncation(process, output);
+      if (process.pid == 0) process.pid = targets[i].pid;
+      report_truncation(process, targets[i], output);
       if (has_truncation(process)) status = kExitTargetProblem;
       processes.push_back(std::move(process));
     } else if (!(selection.found[i] && quietly_skipped(results[i].error()))) {
       const Error& error = results[i].error();
-      output.err += format_error_line(kProgram, target_name(pid), error) + "\n";
-      failures.push_back(FailedTarget{pid, target_name(pid), error});
+      output.err += format_error_line(kProgram, targets[i].name(), error) + "\n";
+      failures.push_back(FailedTarget{targets[i].pid, targets[i].name(), error});
       status = kExitTargetProblem;
     }
   }

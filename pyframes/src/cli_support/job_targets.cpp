@@ -49,11 +49,11 @@ Result<std::string> read_whole_file(const std::string& path) {
   return text;
 }
 
-void add_unique(Selection& selection, int64_t pid, bool found) {
-  for (int64_t known : selection.pids) {
-    if (known == pid) return;
+void add_unique(Selection& selection, Target target, bool found) {
+  for (const Target& known : selection.targets) {
+    if (known == target) return;
   }
-  selection.pids.push_back(pid);
+  selection.targets.push_back(std::move(target));
   selection.found.push_back(found);
 }
 
@@ -74,14 +74,14 @@ Sources live_sources() {
 
 Selection select_targets(const Options& options, const Sources& sources, Output& output) {
   Selection selection;
-  for (int64_t pid : options.pids) add_unique(selection, pid, false);
+  for (const Target& target : options.targets) add_unique(selection, target, false);
   for (int64_t launcher : options.children_of) {
     auto children = sources.children(launcher);
     if (!children) {
       report(output, fmt::format("--children {}", launcher), children.error(), selection.status);
       continue;
     }
-    for (int64_t pid : *children) add_unique(selection, pid, true);
+    for (int64_t pid : *children) add_unique(selection, Target{pid, {}}, true);
   }
   for (const std::string& pattern : options.patterns) {
     auto matches = sources.matching(pattern);
@@ -89,7 +89,7 @@ Selection select_targets(const Options& options, const Sources& sources, Output&
       report(output, fmt::format("--pgrep {}", pattern), matches.error(), selection.status);
       continue;
     }
-    for (int64_t pid : *matches) add_unique(selection, pid, true);
+    for (int64_t pid : *matches) add_unique(selection, Target{pid, {}}, true);
   }
   return selection;
 }

@@ -22,12 +22,12 @@ struct Sources {
 Sources live_sources();
 
 struct Selection {
-  std::vector<int64_t> pids;  // explicit PIDs first, then the found ones, each once
-  std::vector<bool> found;    // per pid: found by --children/--pgrep (not Python there is no error)
+  std::vector<Target> targets;  // the targets given first, then the processes found, each once
+  std::vector<bool> found;      // per target: found by --children/--pgrep (not Python there is no error)
   int status = kExitOk;
 };
 
-// The PIDs to read; a launcher that does not exist or a bad pattern is one error line.
+// The targets to read; a launcher that does not exist or a bad pattern is one error line.
 Selection select_targets(const Options& options, const Sources& sources, Output& output);
 
 // A process found by --children or --pgrep that turns out not to be Python (the launcher's
