@@ -16,5 +16,7 @@ void write_thread_fields(JsonWriter& json, const Thread& thread);
 void write_thread(JsonWriter& json, const Thread& thread);
 void write_process(JsonWriter& json, const Process& process);
 void write_failure(JsonWriter& json, const FailedTarget& failure);
+// The document's "errors" member, left out when there are none.
+void write_failures(JsonWriter& json, const std::vector<FailedTarget>& failures);
 
 }  // namespace pyframes::render

@@ -102,6 +102,13 @@ void write_failure(JsonWriter& json, const FailedTarget& failure) {
   json.end_object();
 }
 
+void write_failures(JsonWriter& json, const std::vector<FailedTarget>& failures) {
+  if (failures.empty()) return;
+  json.key("errors").begin_array();
+  for (const FailedTarget& failure : failures) write_failure(json, failure);
+  json.end_array();
+}
+
 }  // namespace render
 
 std::string render_json(const std::vector<Process>& processes, const std::vector<FailedTarget>& failures,
@@ -111,11 +118,7 @@ std::string render_json(const std::vector<Process>& processes, const std::vector
   json.key("processes").begin_array();
   for (const Process& process : processes) render::write_process(json, process);
   json.end_array();
-  if (!failures.empty()) {
-    json.key("errors").begin_array();
-    for (const FailedTarget& failure : failures) render::write_failure(json, failure);
-    json.end_array();
-  }
+  render::write_failures(json, failures);
   json.end_object();
   return json.str() + "\n";
 }

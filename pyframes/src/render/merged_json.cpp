@@ -105,11 +105,7 @@ std::string render_merged_json(const std::vector<Process>& processes, const Merg
   for (const MergeBranch& root : merged.roots) write_branch(json, merged, root);
   json.end_array();
   json.end_object();
-  if (!failures.empty()) {
-    json.key("errors").begin_array();
-    for (const FailedTarget& failure : failures) render::write_failure(json, failure);
-    json.end_array();
-  }
+  render::write_failures(json, failures);
   json.end_object();
   return json.str() + "\n";
 }
