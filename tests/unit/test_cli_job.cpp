@@ -168,11 +168,15 @@ TEST_CASE("cli job: --merge-json: a missing or damaged file is one error line ea
   CHECK(run({"--merge-json", "good.json", "bad.json", "gone.json", "text.txt"}, output, sources) ==
         kExitTargetProblem);
   CHECK(count_lines(output.err) == 3);
-  CHECK(output.err.find("pyframes: bad.json: bad.json: not a pyframes --json document: processes[0].threads is missing") !=
+  CHECK(output.err.find("pyframes: bad.json: not a pyframes --json document: processes[0].threads is missing") !=
         std::string::npos);
   CHECK(output.err.find("gone.json") != std::string::npos);
   CHECK(output.err.find("text.txt: not valid JSON") != std::string::npos);
   CHECK(output.out.find("2 processes (ranks 0-1)") != std::string::npos);
+  Output none;
+  CHECK(run({"--merge-json", "gone.json"}, none, sources) == kExitTargetProblem);
+  CHECK(none.out.empty());
+  CHECK(count_lines(none.err) == 1);
 }
 
 TEST_CASE("cli job options: values, usage errors") {

@@ -128,7 +128,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
     if (options.json) {
       if (options.hide_idle) hide_idle_threads(processes);
       output.out += render_merged_json(processes, merged, failures, !options.from_json);
-    } else {
+    } else if (!processes.empty()) {
       TextOptions text_options;
       text_options.color = terminal.stdout_is_tty && !terminal.no_color;
       SourceCache source_cache;

@@ -115,14 +115,13 @@ int load_json_dumps(const std::vector<std::string>& files, const Sources& source
     }
     auto documents = parse_json_stream(*text);
     if (!documents) {
-      fail(make_error(documents.error().kind, fmt::format("{}: {}", name, documents.error().message),
-                      documents.error().hint));
+      fail(documents.error());
       continue;
     }
     for (const JsonValue& document : *documents) {
       auto dump = dump_from_json(document);
       if (!dump) {
-        fail(make_error(dump.error().kind, fmt::format("{}: {}", name, dump.error().message), dump.error().hint));
+        fail(dump.error());
         break;
       }
       for (Process& process : dump->processes) {
