@@ -61,6 +61,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
 
   CoreOptions core_options;
   core_options.read.lock = options.lock;
+  core_options.read.locals = options.locals;
   if (!options.core_executable.empty()) core_options.executable = options.core_executable;
   core_options.lib_search = options.lib_search;
   core_options.root = options.root;

@@ -47,6 +47,8 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.json = true; return std::string(); }},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
        [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
+      {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
+       [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
       {"--exe", "", "PATH", "cores: the executable that wrote the core, when not at its original path",
        [](Options& o, std::string_view v) { o.core_executable = v; return std::string(); }},
       {"--lib-search", "", "DIR", "cores: a directory to look for moved files in (repeatable)",

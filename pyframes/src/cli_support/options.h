@@ -28,6 +28,7 @@ struct Options {
   std::vector<Target> targets;  // in the order given, duplicates removed
   bool json = false;
   bool lock = false;
+  bool locals = false;
   // Core files only: where to find the files a core names (see pyframes/core.h).
   std::string core_executable;          // --exe
   std::vector<std::string> lib_search;  // --lib-search, repeatable
