@@ -34,17 +34,17 @@ class Snapshot(object):
 
 _snapshots = {}     # target key -> Snapshot
 _selected = {}      # (target key, native id) -> index of the selected Python frame
-_remote_cores = {}  # target key -> private directory holding the core gdb wrote of a remote target
+_gdb_cores = {}     # target key -> private directory holding a core gdb wrote of the target
 
 
 def forget(*_event):
-    """Drops every snapshot, frame selection and core of a remote target (the target ran, or
-    gdb's target changed)."""
+    """Drops every snapshot, frame selection and core gdb wrote (the target ran, or gdb's target
+    changed)."""
     _snapshots.clear()
     _selected.clear()
-    for directory in _remote_cores.values():
+    for directory in _gdb_cores.values():
         shutil.rmtree(directory, ignore_errors=True)
-    _remote_cores.clear()
+    _gdb_cores.clear()
 
 
 def connect_events():
@@ -77,35 +77,51 @@ def _parse(completed, what):
     return processes[0]
 
 
-def _core_of_remote(target):
-    """gdbserver: pyframes cannot reach the remote process, so gdb writes a core of it (its memory
-    as gdb sees it) into a private directory, kept until the target runs again (a second read,
-    with locals, needs no second core)."""
+def _core_written_by_gdb(target):
+    """A core of the target that gdb writes (its memory as gdb sees it) into a private directory,
+    for targets pyframes cannot reach itself: gdbserver's, and live processes pyframes may not
+    read (gdb may trace its own child under ptrace_scope=1; pyframes, its sibling, may not). Kept
+    until the target runs again, so a second read (with locals) needs no second core."""
     key = target.key()
-    if key not in _remote_cores:
-        _remote_cores[key] = tempfile.mkdtemp(prefix="pyframes-gdb-")
-    core = os.path.join(_remote_cores[key], "core")
+    if key not in _gdb_cores:
+        _gdb_cores[key] = tempfile.mkdtemp(prefix="pyframes-gdb-")
+    core = os.path.join(_gdb_cores[key], "core")
     if not os.path.exists(core):
         try:
             gdb.execute("generate-core-file %s" % core, to_string=True)
         except gdb.error as error:
-            raise ToolError("pyframes: gdb could not write a core of the remote process to read it: %s" % error)
+            raise ToolError("pyframes: gdb could not write a core of %s for pyframes to read: %s"
+                            % (target.describe(), error))
     return core
 
 
+def _error_kind(completed):
+    """The kind of the failure pyframes reported in its JSON document ("permission_denied", ...)."""
+    try:
+        errors = json.loads(completed.stdout).get("errors") or []
+    except (ValueError, AttributeError):
+        return None
+    return errors[0].get("kind") if errors and isinstance(errors[0], dict) else None
+
+
+def _pyframes_json(locals_wanted, where):
+    return run(PYFRAMES, ["--json"] + (["--locals"] if locals_wanted else []) + where, READ_TIMEOUT)
+
+
 def _read(target, locals_wanted):
+    note = None
     if target.kind == "live":
         # No --lock: gdb already holds the process stopped (and a second tracer could not attach).
-        args = ["--json"] + (["--locals"] if locals_wanted else []) + ["--", str(target.pid)]
-        completed = run(PYFRAMES, args, READ_TIMEOUT)
-        note = None
+        completed = _pyframes_json(locals_wanted, ["--", str(target.pid)])
+        if completed.returncode != 0 and _error_kind(completed) == "permission_denied":
+            why = completed.first_error_line()
+            completed = _pyframes_json(locals_wanted, target.core_args(_core_written_by_gdb(target)))
+            note = "pyframes may not read process %d itself (%s): read from a core gdb wrote of it" % (
+                target.pid, why)
     elif target.kind == "core":
-        args = ["--json"] + (["--locals"] if locals_wanted else []) + target.core_args(target.core_path)
-        completed = run(PYFRAMES, args, READ_TIMEOUT)
-        note = None
+        completed = _pyframes_json(locals_wanted, target.core_args(target.core_path))
     else:
-        args = ["--json"] + (["--locals"] if locals_wanted else []) + target.core_args(_core_of_remote(target))
-        completed = run(PYFRAMES, args, READ_TIMEOUT)
+        completed = _pyframes_json(locals_wanted, target.core_args(_core_written_by_gdb(target)))
         note = "read from a core gdb wrote of the remote process"
     return Snapshot(target, _parse(completed, target.describe()), locals_wanted, note)
 

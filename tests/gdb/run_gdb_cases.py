@@ -219,6 +219,28 @@ def errors_group(args):
                          "Usage: pyframes frame", "Usage: pyframes locals", "Usage: pyframes print NAME",
                          "Usage: pyframes ledger"):
                 p.expect(word in out, "help: %r missing" % word)
+            # A pyframes that may not read processes (as under ptrace_scope=1, where gdb may trace
+            # its child but pyframes may not): the extension reads a core gdb writes instead.
+            truth = target.truth
+            wrapper = os.path.join(workdir, "pyframes-not-allowed")
+            with open(wrapper, "w") as f:
+                f.write('#!/bin/sh\n# reads PIDs as nobody, cores as the caller\nfor a; do last=$a; done\n'
+                        'case $last in *[!0-9]*) exec "%s" "$@";; esac\n'
+                        'exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- "%s" "$@"\n'
+                        % (args.pyframes, args.pyframes))
+            os.chmod(wrapper, 0o755)
+            private_tmp = os.path.join(workdir, "tmp")
+            os.mkdir(private_tmp)
+            results = gs.session(args.loader, live, ["pyframes bt", "pyframes up", "pyframes locals"], workdir,
+                                 env=gs.clean_env({"PYFRAMES": wrapper, "TMPDIR": private_tmp}))
+            output = results[0]["output"]
+            p.expect(output.startswith("note: pyframes may not read process %d itself (" % target.pid) and
+                     "Permission denied" in output and "read from a core gdb wrote of it" in output,
+                     "permission denied: no note: %r %r" % (output[:400], results[0]["error"]))
+            p.extend(sc.check_bt(output, truth["threads"][0], "permission denied, through a core"))
+            p.extend(sc.check_shown_frame(results[1], truth["threads"][0], 1, "permission denied: up"))
+            p.expect(results[2]["error"] is None, "permission denied: locals: %s" % results[2]["error"])
+            p.expect(os.listdir(private_tmp) == [], "left in $TMPDIR: %s" % os.listdir(private_tmp))
             # Source-tree loader with PYFRAMES set: the same stacks as the build's loader.
             env = gs.clean_env({"PYFRAMES": args.pyframes})
             code, out, err = gs.run_batch(SOURCE_LOADER, live, ["pyframes bt"], env=env)
