@@ -147,10 +147,10 @@ Usage: pyframes down [N]   N frames down (default 1)"""
 
 
 class Frame(_Command):
-    """Select Python frame N of gdb's selected thread (the numbers pyframes bt prints) and print
-it; without N, print the selected Python frame.
+    """Select Python frame N (the numbers pyframes bt prints) and print it.
 
-Usage: pyframes frame [N]"""
+Usage: pyframes frame [N]
+Without N, print the selected Python frame of gdb's selected thread."""
 
     def __init__(self):
         super(Frame, self).__init__("pyframes frame", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
@@ -227,11 +227,12 @@ globals, attributes or expressions."""
 
 
 class Ledger(_Command):
-    """Print the hangshim ledger kept in the target's memory (processes run with
-LD_PRELOAD=libhangshim.so): who the process is, its communicators and counters, its last
-NCCL calls and their Python call-sites.
+    """Print the hangshim ledger kept in the target's memory.
 
 Usage: pyframes ledger [--json] [--records N | --all] [--save FILE]
+
+For processes run with LD_PRELOAD=libhangshim.so: who the process is, its communicators and
+counters, its last NCCL calls and their Python call-sites, printed by `hangshim ledger`.
 
 The options before --save are those of `hangshim ledger`; --save FILE also writes the ledger's
 bytes to FILE (a new file, 0600), for `hangshim report`. On a core the ledger's pages are

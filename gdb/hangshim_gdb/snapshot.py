@@ -4,6 +4,7 @@ per thread. Also the selected Python frame of each thread, which is forgotten at
 (as gdb forgets its selected frame when the target resumes)."""
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -12,6 +13,7 @@ import gdb
 from . import target as targets
 from .tools import PYFRAMES, ToolError, run
 
+_PLAIN_PATH = re.compile(r"^/[A-Za-z0-9_./+-]+$")
 READ_TIMEOUT = 120  # seconds; a core of many GiB is read in seconds, a live process in milliseconds
 
 
@@ -86,6 +88,10 @@ def _core_written_by_gdb(target):
     if key not in _gdb_cores:
         _gdb_cores[key] = tempfile.mkdtemp(prefix="pyframes-gdb-")
     core = os.path.join(_gdb_cores[key], "core")
+    if not _PLAIN_PATH.match(core):
+        # generate-core-file takes the rest of its line as the name: keep it unambiguous.
+        raise ToolError("pyframes: the temporary directory %s has an unusual name; set TMPDIR to a plain "
+                        "directory such as /tmp" % _gdb_cores[key])
     if not os.path.exists(core):
         try:
             gdb.execute("generate-core-file %s" % core, to_string=True)

@@ -94,6 +94,13 @@ def thread_lines(snapshot, thread, native):
     return merged_lines(thread, sources) if native else python_lines(thread, sources)
 
 
+def _selected_frame():
+    try:
+        return gdb.selected_frame()
+    except gdb.error:  # a thread with no stack
+        return None
+
+
 def gdb_threads_in_order():
     inferior = gdb.selected_inferior()
     return sorted(inferior.threads(), key=lambda t: t.num)
@@ -119,6 +126,7 @@ def bt_all(native):
     lines = snapshot_notes(snapshot)
     shown = set()
     original = gdb.selected_thread()
+    original_frame = _selected_frame() if native and original is not None else None
     try:
         for gdb_thread in gdb_threads_in_order():
             thread = snapshot.thread_by_lwp(gdb_thread.ptid[1] or gdb_thread.ptid[0])
@@ -134,6 +142,8 @@ def bt_all(native):
     finally:
         if original is not None and original.is_valid():
             original.switch()
+            if original_frame is not None and original_frame.is_valid():
+                original_frame.select()  # switching threads selected each one's newest frame
     for thread in snapshot.threads():
         if id(thread) in shown:
             continue

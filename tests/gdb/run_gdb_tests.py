@@ -121,14 +121,32 @@ def check_navigation(results, truth, what):
 def thread_selection_commands(truth):
     """Each thread keeps its own selected Python frame, as gdb keeps one per thread."""
     a, b = truth["threads"][0]["native_id"], truth["threads"][1]["native_id"]
-    return [["select-lwp", a], "pyframes up", ["select-lwp", b], "pyframes frame", ["select-lwp", a], "pyframes frame"]
+    return [["select-lwp", a], "pyframes up", ["select-lwp", b], "pyframes frame", ["select-lwp", a], "pyframes frame",
+            "frame 1", "pyframes bt --all --native", "frame"]
 
 
 def check_thread_selection(results, truth, what):
     a, b = truth["threads"][0], truth["threads"][1]
     return (sc.check_shown_frame(results[1], a, 1, "%s: up in thread %s" % (what, a["label"])) +
             sc.check_shown_frame(results[3], b, 0, "%s: frame in thread %s" % (what, b["label"])) +
-            sc.check_shown_frame(results[5], a, 1, "%s: back in thread %s" % (what, a["label"])))
+            sc.check_shown_frame(results[5], a, 1, "%s: back in thread %s" % (what, a["label"])) +
+            check_gdb_frame_kept(results[6:9], truth, what))
+
+
+def check_gdb_frame_kept(results, truth, what):
+    """`pyframes bt --all --native` visits every thread, then gives back gdb's selected thread and
+    frame (here frame 1 of the first thread)."""
+    problems = [] if not results[1]["error"] else ["%s: bt --all --native: %s" % (what, results[1]["error"])]
+    blocks = gs.all_blocks(results[1]["output"])
+    for record in truth["threads"]:
+        block = blocks.get(record["native_id"])
+        if block is None:
+            problems.append("%s: bt --all --native: no block for thread %s" % (what, record["label"]))
+        else:
+            problems += sc.check_native("\n".join(block[1]), record, "%s: bt --all --native, %s" % (what, record["label"]))
+    if not results[2]["output"].startswith("#1 "):
+        problems.append("%s: gdb's selected frame after bt --all --native: %r" % (what, results[2]["output"][:80]))
+    return problems
 
 
 def run_program(args, targets, program, workdir):
