@@ -6,7 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gdb"))
 
-from hangshim_gdb import native_merge, parsing  # noqa: E402
+from hangshim_gdb import frames_text, native_merge, parsing  # noqa: E402
 
 
 class InfoTarget(unittest.TestCase):
@@ -88,6 +88,18 @@ class Arguments(unittest.TestCase):
         self.assertEqual(parsing.parse_frame_number("2"), 2)
         with self.assertRaises(parsing.UsageError):
             parsing.parse_frame_number("")
+
+
+class Printable(unittest.TestCase):
+    def test_control_characters_from_the_target_are_escaped(self):
+        self.assertEqual(frames_text.printable("a\x1b[31mb\nc\x9bd\x7f"), "a\\x1b[31mb\\x0ac\\x9bd\\x7f")
+        self.assertEqual(frames_text.printable(u"caf\u00e9 \u540d"), u"caf\u00e9 \u540d")
+        self.assertEqual(frames_text.printable(None), "")
+
+    def test_frame_line(self):
+        frame = {"function": "f", "qualname": "C.f", "file": "/x/\x1bevil.py", "line": 3}
+        self.assertEqual(frames_text.frame_line("#2", frame), "#2  C.f (/x/\\x1bevil.py:3)")
+        self.assertEqual(frames_text.frame_line("#0", {"function": "g", "file": "<string>", "line": 0}), "#0  g (<string>)")
 
 
 def py(name, entry=False):
