@@ -7,7 +7,7 @@
   errors   no target, not a Python process, pyframes not found, bad arguments: one line each;
            help texts
   install  `cmake --install` into a prefix: the installed loader finds bin/pyframes relative to
-           itself, also after the prefix moved
+           itself, also after the prefix moved; HANGSHIM_GDB_SYSTEM_INIT_DIR's init file loads it
 """
 import argparse
 import json
@@ -31,7 +31,8 @@ import stack_checks as sc  # noqa: E402
 
 PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "integration", "programs"))
 SCENARIOS = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
-SOURCE_LOADER = os.path.normpath(os.path.join(HERE, "..", "..", "gdb", "pyframes-gdb.py"))
+SOURCE_DIR = os.path.normpath(os.path.join(HERE, "..", ".."))
+SOURCE_LOADER = os.path.join(SOURCE_DIR, "gdb", "pyframes-gdb.py")
 
 
 class Problems(list):
@@ -276,6 +277,22 @@ def install_group(args):
                 p.expect(results[0]["output"].strip() == os.path.join(root, "bin", "pyframes"),
                          "installed in %s: the loader runs %r" % (root, results[0]["output"] or results[0]["error"]))
                 p.extend(sc.check_bt(results[1]["output"], truth["threads"][0], "installed in %s" % root))
+            # HANGSHIM_GDB_SYSTEM_INIT_DIR: a gdb init file that loads the installed extension
+            # (component gdb: the extension alone, nothing to build).
+            init_dir = os.path.join(workdir, "gdbinit.d")
+            configured = os.path.join(workdir, "configured")
+            only_gdb = os.path.join(workdir, "only-gdb")
+            for command in (["cmake", "-S", SOURCE_DIR, "-B", configured, "-DHANGSHIM_BUILD_TESTS=OFF",
+                             "-DHANGSHIM_GDB_SYSTEM_INIT_DIR=" + init_dir],
+                            ["cmake", "--install", configured, "--component", "gdb", "--prefix", only_gdb]):
+                done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+                p.expect(done.returncode == 0, "%s failed: %s" % (" ".join(command), done.stdout.decode()[-2000:]))
+            init_file = os.path.join(init_dir, "hangshim-pyframes.gdb")
+            p.expect(os.path.isfile(init_file), "no %s" % init_file)
+            if os.path.isfile(init_file):
+                results = gs.session(None, ["-x", init_file, "-p", str(target.pid)], ["pyframes bt"], workdir,
+                                     env=gs.clean_env({"PYFRAMES": args.pyframes}))
+                p.extend(sc.check_bt(results[0]["output"], truth["threads"][0], "loaded by %s" % init_file))
     except (TargetError, gs.GdbFailure) as error:
         p.append(str(error))
     finally:
