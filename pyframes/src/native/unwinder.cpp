@@ -35,8 +35,9 @@ struct Unwinder::State {
   const EhFrameTable* table_for(uint64_t ip) {
     const Mapping* mapping = modules.modules().find(ip);
     if (mapping == nullptr || !is_file_mapping(*mapping)) {
-      note_guess(mapping == nullptr || mapping->path.empty() ? fmt::format("code at {:#x} in anonymous memory", ip)
-                                                             : mapping->path);
+      note_guess(mapping == nullptr        ? fmt::format("{:#x}, which is in no mapping", ip)
+                 : mapping->path.empty() ? fmt::format("code at {:#x} in anonymous memory", ip)
+                                         : mapping->path);  // [vdso]
       return nullptr;
     }
     auto [it, inserted] = tables.try_emplace(mapping->path);
