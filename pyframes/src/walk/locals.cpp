@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMaxLocals = 4096;
 constexpr uint32_t kCoVarargs = 0x4;
 constexpr uint32_t kCoVarkeywords = 0x8;
-constexpr uint8_t kFastHidden = 0x10;  // 3.13: inlined comprehension temporaries
+constexpr uint8_t kFastHidden = 0x10;  // 3.12+: inlined comprehension temporaries (PEP 709)
 constexpr uint8_t kFastCell = 0x40;
 constexpr uint8_t kFastFree = 0x80;
 
