@@ -1,0 +1,120 @@
+#include "harness.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace fakenccl_test {
+namespace {
+
+void apply_env(const std::vector<std::string>& env) {
+  for (const std::string& kv : env) {
+    const auto eq = kv.find('=');
+    setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+  }
+}
+
+char proc_state(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+}
+
+std::vector<RankResult> collect(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
+  std::vector<RankResult> results(pids.size());
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::size_t remaining = pids.size();
+  while (remaining > 0 && std::chrono::steady_clock::now() < deadline) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (results[i].exited) continue;
+      int status = 0;
+      if (waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+        results[i].exited = true;
+        results[i].code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        --remaining;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    if (results[i].exited) continue;
+    results[i].state = proc_state(pids[i]);
+    kill(pids[i], SIGKILL);
+    waitpid(pids[i], nullptr, 0);
+  }
+  return results;
+}
+
+}  // namespace
+
+std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono::milliseconds limit,
+                                  const std::vector<std::string>& env) {
+  ncclUniqueId id;
+  if (ncclGetUniqueId(&id) != ncclSuccess) return {};
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      apply_env(env);
+      const int code = body(rank, id);
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  return collect(pids, limit);
+}
+
+RankResult run_process(const std::function<int()>& body, std::chrono::milliseconds limit,
+                       const std::vector<std::string>& env) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    apply_env(env);
+    const int code = body();
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return collect({pid}, limit).front();
+}
+
+bool expect(bool ok, int rank, const std::string& what) {
+  if (!ok) std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what.c_str());
+  return ok;
+}
+
+bool expect_ok(ncclResult_t r, int rank, const std::string& call) {
+  if (r == ncclSuccess) return true;
+  std::fprintf(stderr, "rank %d: %s returned %d (%s): %s\n", rank, call.c_str(), static_cast<int>(r),
+               ncclGetErrorString(r), ncclGetLastError(nullptr));
+  return false;
+}
+
+std::string describe(const std::vector<RankResult>& results) {
+  std::string out;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out += "rank " + std::to_string(i) + ": ";
+    out += results[i].exited ? "exit " + std::to_string(results[i].code)
+                             : std::string("still running (state ") + results[i].state + ")";
+    out += "; ";
+  }
+  return out;
+}
+
+bool all_succeeded(const std::vector<RankResult>& results) {
+  if (results.empty()) return false;
+  for (const RankResult& r : results) {
+    if (!r.exited || r.code != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace fakenccl_test

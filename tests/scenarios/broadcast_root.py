@@ -1,0 +1,65 @@
+"""Broadcast with different roots: every second step the ranks broadcast fresh parameters from
+the "leader", but the last rank read a stale configuration naming rank 1 as leader while the
+others use rank 0.
+
+Correct diagnosis: root mismatch (kind "root_mismatch", culprit the last rank). All ranks block
+in world broadcast #3 (after two gradient all_reduces), issued from the line `param_sync` for
+the first time: the culprit with root 1, the others with root 0.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ncclpy as dist  # noqa: E402
+import scenario_lib as lab  # noqa: E402
+
+BATCH = 2
+STEPS = 4
+GRAD = 16
+SYNC_EVERY = 2
+
+
+def elect_leader(rank, world_size):
+    return 1 if rank == world_size - 1 else 0  # the culprit's configuration is stale
+
+
+def train(model, loader, leader):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    for step, batch in enumerate(loader):
+        grad = model.backward(batch)
+        dist.all_reduce(grad)  # site: grad_sync
+        model.step(grad, world_size)
+        if (step + 1) % SYNC_EVERY == 0:
+            params = dist.tensor(model.weights[:8])
+            dist.broadcast(params, src=leader)  # site: param_sync
+
+
+def state_truth(world_size):
+    culprit = world_size - 1
+    seq = SYNC_EVERY + 1
+    ranks = {}
+    for r in range(world_size):
+        state = lab.in_collective("broadcast", "world", seq, lab.site("param_sync"), 1, count=8)
+        state["root"] = elect_leader(r, world_size)
+        ranks[r] = state
+    return lab.write_truth(
+        __file__, "root_mismatch",
+        "Rank %d broadcasts from root 1 at broadcast #%d where the others use root 0: every rank "
+        "blocks there." % (culprit, seq),
+        world_size, [culprit], lab.world(world_size), seq, "broadcast", ranks)
+
+
+def main():
+    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
+    state_truth(world_size)
+    dist.set_device(lab.env_int("LOCAL_RANK"))
+    dist.init_process_group("nccl")
+    loader = lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH)
+    train(lab.Model(GRAD), loader, elect_leader(rank, world_size))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""One rank stuck outside NCCL: its data loader's background worker blocks reading a batch (a
+read from a dead network mount that never returns), so its training loop waits for the next
+batch forever while the other ranks wait for it in the gradient all_reduce.
+
+Correct diagnosis: a rank stuck outside NCCL (kind "stuck_outside_nccl", culprit rank N//2).
+Ranks other than the culprit block in world all_reduce #3 (line `grad_sync`, third time). The
+culprit completed all_reduce #2 and is not in NCCL: its main thread waits in the loader's
+__next__ (line `loader_wait`), its worker thread in _worker (line `worker_stall`).
+"""
+
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ncclpy as dist  # noqa: E402
+import scenario_lib as lab  # noqa: E402
+
+try:
+    import queue
+except ImportError:  # pragma: no cover
+    import Queue as queue
+
+BATCH = 2
+STEPS = 5
+GRAD = 16
+STALL_STEP = 3  # 1-based step whose batch never arrives on the culprit
+
+
+class PrefetchLoader(object):
+    """A DataLoader with one background worker that prefetches batches into a queue."""
+
+    def __init__(self, batches, stall_at=None):
+        self._batches = batches
+        self._stall_at = stall_at
+        self._storage = threading.Event()  # set when the storage answers: never, on the culprit
+        self._queue = queue.Queue(maxsize=2)
+        self._thread = threading.Thread(target=self._worker, name="loader-worker")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _worker(self):
+        for i, batch in enumerate(self._batches):
+            if i == self._stall_at:
+                self._storage.wait()  # site: worker_stall
+            self._queue.put(batch)
+        self._queue.put(None)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = self._queue.get()  # site: loader_wait
+        if batch is None:
+            raise StopIteration
+        return batch
+
+    next = __next__
+
+
+def culprit_of(world_size):
+    return world_size // 2
+
+
+def train(model, loader):
+    world_size = dist.get_world_size()
+    for step, batch in enumerate(loader):
+        grad = model.backward(batch)
+        dist.all_reduce(grad)  # site: grad_sync
+        model.step(grad, world_size)
+
+
+def state_truth(world_size):
+    culprit = culprit_of(world_size)
+    grad_sync = lab.site("grad_sync")
+    ranks = {}
+    for r in range(world_size):
+        ranks[r] = lab.in_collective("all_reduce", "world", STALL_STEP, grad_sync, STALL_STEP, count=GRAD)
+    ranks[culprit] = {
+        "state": "outside_nccl", "callsite": lab.site("loader_wait"), "threads": [lab.site("worker_stall")],
+        "last_collective": lab.last_collective("all_reduce", "world", STALL_STEP - 1, grad_sync, STALL_STEP - 1),
+    }
+    return lab.write_truth(
+        __file__, "stuck_outside_nccl",
+        "Rank %d's data loader worker never delivers batch %d: the rank waits for it outside NCCL "
+        "after all_reduce #%d while the others wait in all_reduce #%d." % (culprit, STALL_STEP, STALL_STEP - 1, STALL_STEP),
+        world_size, [culprit], lab.world(world_size), STALL_STEP, "all_reduce", ranks)
+
+
+def main():
+    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
+    state_truth(world_size)
+    dist.set_device(lab.env_int("LOCAL_RANK"))
+    dist.init_process_group("nccl")
+    batches = list(lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
+    stall = STALL_STEP - 1 if rank == culprit_of(world_size) else None
+    train(lab.Model(GRAD), PrefetchLoader(batches, stall))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
