@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,14 +58,6 @@ class PythonProcess {
                 const std::vector<std::string>& extra_env = {}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    if (merge_stderr) {
-      posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    }
     std::vector<std::string> all{python};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -76,8 +68,20 @@ class PythonProcess {
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
-    if (posix_spawn(&pid_, python.c_str(), &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // The target dies with the test process, even when that one is killed (a test binary
+      // whose output pipe closes must not leave parked interpreters behind).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+      ::dup2(fds[1], 1);
+      ::dup2(merge_stderr ? fds[1] : devnull, 2);
+      ::execve(python.c_str(), argv.data(), envp.data());
+      ::_exit(127);
+    }
+    if (devnull >= 0) ::close(devnull);
     ::close(fds[1]);
     out_ = fds[0];
   }
