@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,9 +21,22 @@ extern char** environ;
 
 namespace test_support {
 
-// Every pyenv CPython 3 plus Debian's static python3.11, those present on this machine.
+// Every pyenv CPython 3 plus Debian's static python3.11, those present on this machine; the
+// environment variable HANGSHIM_TEST_PYTHONS (paths separated by ':' or ';') replaces the list,
+// e.g. to add a locally built interpreter.
 inline std::vector<std::string> test_pythons() {
   std::vector<std::string> out;
+  if (const char* listed = std::getenv("HANGSHIM_TEST_PYTHONS"); listed != nullptr && *listed != '\0') {
+    std::string text(listed);
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find_first_of(":;", start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) out.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }
   std::error_code ec;
   std::vector<std::filesystem::path> versions;
   for (const auto& entry : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
