@@ -20,12 +20,30 @@ class Run(object):
         return json.loads(self.stdout)
 
 
-def run_probe(probe, core, extra=(), stacks=True):
-    argv = [probe, core] + (["--stacks"] if stacks else []) + list(extra)
+class CliRun(Run):
+    """`pyframes --json CORE`: the document in the probe's shape ({"process": ...})."""
+
+    def document(self):
+        process = dict(json.loads(self.stdout)["processes"][0])
+        process["python_version"] = process.pop("python")
+        process.setdefault("command_line", [])
+        process.setdefault("warnings", [])
+        return {"process": process}
+
+
+def run_probe(probe, core, extra=(), stacks=True, pyframes=None):
+    """Stacks come from the pyframes command itself (what users run); the library-level probe
+    serves what the command does not print (raw memory reads)."""
+    if stacks and pyframes:
+        argv = [pyframes, "--json", core] + list(extra)
+        kind = CliRun
+    else:
+        argv = [probe, core] + (["--stacks"] if stacks else []) + list(extra)
+        kind = Run
     started = time.monotonic()
     completed = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                timeout=120)
-    return Run(argv, completed, time.monotonic() - started)
+    return kind(argv, completed, time.monotonic() - started)
 
 
 def one_line_error(run, *needles):

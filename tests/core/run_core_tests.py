@@ -61,12 +61,12 @@ def mode_gcore(args, targets, workdir, compress=False):
             shutil.copyfileobj(raw, packed, 1 << 20)
         os.unlink(core)
         core += ".gz"
-    run = run_probe(args.probe, core)
+    run = read_core(args, core)
     problems = check_stacks(run, target)
     if not problems and (run.document()["process"]["rank"], run.document()["process"]["local_rank"]) != ("3", "1"):
         problems.append("RANK/LOCAL_RANK read as %r/%r, the program had 3/1" % (
             run.document()["process"]["rank"], run.document()["process"]["local_rank"]))
-    if not problems and compress and not run.document()["gzip"]:
+    if not problems and compress and not read_core(args, core, stacks=False).document()["gzip"]:
         problems.append("the core was not read as gzip")
     frames = sum(len(t["frames"]) for t in target.truth["threads"])
     return problems, "%d threads, %d frames, core %d KiB, read in %.0f ms" % (
@@ -86,7 +86,7 @@ def mode_abort(args, targets, workdir):
     if core is None:
         raise Skip("the kernel wrote no core for pid %d (core_pattern %r, RLIMIT_CORE raised)" % (target.pid, pattern))
     try:
-        run = run_probe(args.probe, core)
+        run = read_core(args, core)
         problems = check_stacks(run, target, fatal_prefix="SIGABRT")
     finally:
         if not core.startswith(workdir):
@@ -126,7 +126,7 @@ def mode_moved(args, targets, workdir):
     os.rename(original, relocated)
 
     problems = []
-    lost = run_probe(args.probe, core)
+    lost = read_core(args, core)
     moved_names = [os.path.basename(exe)] + ([soname] if shared else [])
     if lost.returncode == 0:
         warnings = " ".join(lost.document()["process"]["warnings"])
@@ -134,7 +134,7 @@ def mode_moved(args, targets, workdir):
             problems.append("files moved away, yet no warning names them: %r" % warnings)
     else:
         problems += one_line_error(lost, "--lib-search")
-    found = run_probe(args.probe, core, ["--lib-search", relocated])
+    found = read_core(args, core, ["--lib-search", relocated])
     problems += check_stacks(found, target)
     if found.returncode == 0:
         warnings = found.document()["process"]["warnings"]
@@ -142,11 +142,11 @@ def mode_moved(args, targets, workdir):
             problems.append("--lib-search %s did not find the files: %s" % (relocated, warnings))
     # --exe names the program itself; a shared libpython still needs --lib-search.
     exe_args = ["--exe", os.path.join(relocated, os.path.basename(exe))] + (["--lib-search", relocated] if shared else [])
-    problems += check_stacks(run_probe(args.probe, core, exe_args), target)
+    problems += check_stacks(read_core(args, core, exe_args), target)
     # A container's view: the files under a root directory at their original paths (--root).
     root = os.path.join(workdir, "container-root")
     shutil.copytree(relocated, root + original)
-    rooted = run_probe(args.probe, core, ["--root", root])
+    rooted = read_core(args, core, ["--root", root])
     problems += check_stacks(rooted, target)
     return problems, "%s moved to %s, and found there and under --root" % (", ".join(moved_names), relocated)
 
@@ -195,6 +195,11 @@ def live_samples(pid, size=64):
     return samples
 
 
+def read_core(args, core, extra=(), stacks=True):
+    """Stacks through the pyframes command when the test was given it, else through the probe."""
+    return run_probe(args.probe, core, extra, stacks, pyframes=args.pyframes)
+
+
 def mode_memory(args, targets, workdir):
     target = targets.start(program_argv(args.python, args.program), workdir)
     target.wait_asleep()
@@ -204,7 +209,7 @@ def mode_memory(args, targets, workdir):
     extra = []
     for address, data, _ in samples:
         extra += ["--read", "%#x:%d" % (address, len(data))]
-    run = run_probe(args.probe, core, extra, stacks=False)
+    run = read_core(args, core, extra, stacks=False)
     if run.returncode != 0:
         return [run.describe()], ""
     reads = run.document()["reads"]
@@ -221,14 +226,14 @@ def mode_bad(args, targets, workdir):
     problems = []
     empty = os.path.join(workdir, "empty.core")
     open(empty, "wb").close()
-    problems += one_line_error(run_probe(args.probe, empty), "is empty")
-    problems += one_line_error(run_probe(args.probe, os.path.realpath(args.python)), "not a core file")
-    problems += one_line_error(run_probe(args.probe, os.path.join(workdir, "no-such-core")), "does not exist")
+    problems += one_line_error(read_core(args, empty), "is empty")
+    problems += one_line_error(read_core(args, os.path.realpath(args.python)), "not a core file")
+    problems += one_line_error(read_core(args, os.path.join(workdir, "no-such-core")), "does not exist")
 
     sleeper = targets.spawn(["sleep", "1000"])
     time.sleep(0.2)
     not_python = gcore(sleeper.pid, os.path.join(workdir, "sleep-core"))
-    problems += one_line_error(run_probe(args.probe, not_python), "no Python interpreter", "sleep")
+    problems += one_line_error(read_core(args, not_python), "no Python interpreter", "sleep")
 
     # gdb writes its notes after the segments: a gcore dump cut anywhere has lost them.
     target = targets.start(program_argv(args.python, os.path.join(PROGRAMS, "case_threads.py")), workdir)
@@ -237,7 +242,7 @@ def mode_bad(args, targets, workdir):
     target.kill()
     end, _ = segments_end(core)
     cut = truncated_copy(core, os.path.join(workdir, "cut-gcore.core"), end - 1000)
-    problems += one_line_error(run_probe(args.probe, cut), "is truncated", "1000 bytes missing", "notes")
+    problems += one_line_error(read_core(args, cut), "is truncated", "1000 bytes missing", "notes")
 
     # The kernel writes its notes first: a kernel core cut in its last segment still has the
     # Python state, and a warning gives the exact number of missing bytes.
@@ -257,7 +262,7 @@ def mode_bad(args, targets, workdir):
         return problems, "no kernel core"
     end, last = segments_end(core)
     cut = min(last, 4096)
-    run = run_probe(args.probe, truncated_copy(core, os.path.join(workdir, "cut-last.core"), end - cut))
+    run = read_core(args, truncated_copy(core, os.path.join(workdir, "cut-last.core"), end - cut))
     missing = "%d bytes missing" % cut
     if run.returncode == 0:
         warnings = run.document()["process"]["warnings"]
@@ -268,7 +273,7 @@ def mode_bad(args, targets, workdir):
         problems += one_line_error(run, "truncated", missing)
     # Cut to a fifth: most of the memory is gone; an error (or a warning) counts the bytes.
     size = os.path.getsize(core) // 5
-    run = run_probe(args.probe, truncated_copy(core, os.path.join(workdir, "cut-most.core"), size))
+    run = read_core(args, truncated_copy(core, os.path.join(workdir, "cut-most.core"), size))
     missing = "%d bytes missing" % (end - size)
     if run.returncode == 0:
         if not any(missing in w for w in run.document()["process"]["warnings"]):
@@ -283,6 +288,7 @@ def mode_bad(args, targets, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--probe", required=True)
+    parser.add_argument("--pyframes", help="the pyframes command; stacks are read through it when given")
     parser.add_argument("--python", required=True)
     parser.add_argument("--mode", required=True, choices=["gcore", "gzip", "abort", "moved", "memory", "bad"])
     parser.add_argument("--program", help="a program speaking the ground-truth protocol of programs/core_record.py")
@@ -291,6 +297,8 @@ def main():
         args.program = os.path.join(PROGRAMS, "case_abort.py" if args.mode == "abort" else "case_nested.py")
     args.program = os.path.abspath(args.program)
     args.probe = os.path.abspath(args.probe)
+    if args.pyframes:
+        args.pyframes = os.path.abspath(args.pyframes)
     workdir = tempfile.mkdtemp(prefix="pyframes-core-")
     name = "%s %s %s" % (args.mode, os.path.basename(args.program), args.python)
     try:

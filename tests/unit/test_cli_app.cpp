@@ -33,7 +33,7 @@ Result<Process> fake_reader(int64_t pid, const ReadOptions&) {
 
 TEST_CASE("cli app: one failing PID prints one error line, the others still print, exit 1") {
   Output output;
-  const int status = run_pyframes({"10", "11", "12"}, Terminal{}, fake_reader, "1.0", output);
+  const int status = run_pyframes({"--no-merge", "10", "11", "12"}, Terminal{}, fake_reader, "1.0", output);
   CHECK(status == kExitTargetProblem);
   CHECK(count_lines(output.err) == 1);
   CHECK(output.err.rfind("pyframes: process 11: cannot read process 11 (", 0) == 0);
@@ -72,7 +72,7 @@ TEST_CASE("cli app: usage errors exit 2 without reading anything") {
     ++reads;
     return fake_reader(pid, options);
   };
-  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "x"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "0"}}) {
     Output output;
     CHECK(run_pyframes(args, Terminal{}, counting, "1.0", output) == kExitUsage);
     CHECK(count_lines(output.err) == 1);
@@ -174,4 +174,37 @@ TEST_CASE("cli parallel reads: several at once, bounded, results in order, excep
   }
   CHECK(peak.load() > 1);
   CHECK(peak.load() <= 6);
+}
+
+TEST_CASE("cli app: core files and PIDs mix; core options reach the core reader") {
+  const std::string core = std::string(HANGSHIM_BINARY_DIR) + "/CMakeCache.txt";  // any existing file
+  std::vector<std::string> seen_search;
+  std::string seen_exe;
+  CoreReader fake_core = [&](const std::string& path, const CoreOptions& options) -> Result<Process> {
+    seen_exe = options.executable.value_or("");
+    seen_search = options.lib_search;
+    Process process = samples::two_thread_process(77);
+    process.source = path;
+    return process;
+  };
+  Output output;
+  const int status = run_pyframes({"--json", "2", core, "--exe", "/x/python", "--lib-search", "/a", "--lib-search", "/b"},
+                                  Terminal{}, Readers(fake_reader, fake_core), "1.0", output);
+  CHECK(status == kExitOk);
+  CHECK(seen_exe == "/x/python");
+  CHECK(seen_search == std::vector<std::string>{"/a", "/b"});
+  const auto doc = mini_json::parse(output.out);
+  REQUIRE(doc["processes"].array().size() == 2);
+  CHECK(doc["processes"][0]["pid"].number() == 2);
+  CHECK(doc["processes"][1]["source"].str() == core);
+}
+
+TEST_CASE("cli app: a failing core names the core in its error line") {
+  const std::string core = std::string(HANGSHIM_BINARY_DIR) + "/CMakeCache.txt";
+  CoreReader failing = [](const std::string& path, const CoreOptions&) -> Result<Process> {
+    return make_error(ErrorKind::Usage, path + " is not a core file");
+  };
+  Output output;
+  CHECK(run_pyframes({core}, Terminal{}, Readers(fake_reader, failing), "1.0", output) == kExitTargetProblem);
+  CHECK(output.err.rfind("pyframes: core " + core + ": ", 0) == 0);
 }

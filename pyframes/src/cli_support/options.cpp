@@ -20,8 +20,31 @@ const OptionSpec* find_option(std::string_view spelling) {
   return nullptr;
 }
 
-void add_pid(Options& options, int64_t pid) {
-  if (std::find(options.pids.begin(), options.pids.end(), pid) == options.pids.end()) options.pids.push_back(pid);
+void add_target(Options& options, Target target) {
+  if (std::find(options.targets.begin(), options.targets.end(), target) == options.targets.end()) {
+    options.targets.push_back(std::move(target));
+  }
+}
+
+bool is_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A positional argument: digits are a PID, anything else names a core file. A missing or
+// unreadable file is that target's problem (exit 1, one line), like a PID that is gone.
+Result<Target> parse_target(std::string_view text) {
+  if (!is_digits(text)) return Target{0, std::string(text)};
+  auto pid = parse_pid(text);
+  if (!pid) return pid.take_error();
+  return Target{*pid, {}};
+}
+
+// A PID-valued option: the reason it is not one, or empty.
+std::string add_number(std::vector<int64_t>& to, std::string_view value) {
+  auto pid = parse_pid(value);
+  if (!pid) return pid.error().message;
+  to.push_back(*pid);
+  return {};
 }
 
 }  // namespace
@@ -32,6 +55,32 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.json = true; return std::string(); }},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
        [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
+      {"--children", "", "PID", "read every Python process descended from PID (a launcher: torchrun, srun, ...)",
+       [](Options& o, std::string_view value) { return add_number(o.children_of, value); }},
+      {"--pgrep", "", "PATTERN", "read every Python process whose command line matches PATTERN (like pgrep -f)",
+       [](Options& o, std::string_view value) {
+         if (value.empty()) return std::string("an empty pattern matches every process");
+         o.patterns.emplace_back(value);
+         return std::string();
+       }},
+      {"--merge", "", "", "merge the stacks into one tree labelled by rank (default with several processes)",
+       [](Options& o, std::string_view) { o.merge = MergeMode::Always; return std::string(); }},
+      {"--no-merge", "", "", "print every process on its own, even with several",
+       [](Options& o, std::string_view) { o.merge = MergeMode::Never; return std::string(); }},
+      {"--all-threads", "", "", "merge every thread, not only the main thread of each process",
+       [](Options& o, std::string_view) { o.all_threads = true; return std::string(); }},
+      {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
+       [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
+      {"--idle", "", "", "hide idle threads (blocked in a wait), as py-spy does",
+       [](Options& o, std::string_view) { o.hide_idle = true; return std::string(); }},
+      {"--merge-json", "", "", "the targets are files saved from pyframes --json ('-': stdin): merge them",
+       [](Options& o, std::string_view) { o.from_json = true; return std::string(); }},
+      {"--exe", "", "PATH", "cores: the executable that wrote the core, when not at its original path",
+       [](Options& o, std::string_view v) { o.core_executable = v; return std::string(); }},
+      {"--lib-search", "", "DIR", "cores: a directory to look for moved files in (repeatable)",
+       [](Options& o, std::string_view v) { o.lib_search.emplace_back(v); return std::string(); }},
+      {"--root", "", "DIR", "cores: prefix for every path the core names (a container root, a copied file system)",
+       [](Options& o, std::string_view v) { o.root = v; return std::string(); }},
       {"--help", "-h", "", "show this help and exit",
        [](Options& o, std::string_view) { o.action = Action::Help; return std::string(); }},
       {"--version", "-V", "", "print the version and exit",
@@ -43,9 +92,13 @@ const std::vector<OptionSpec>& option_specs() {
   return specs;
 }
 
+std::string Target::name() const {
+  return is_core() ? fmt::format("core {}", core_path) : fmt::format("process {}", pid);
+}
+
 Result<int64_t> parse_pid(std::string_view text) {
   int64_t pid = 0;
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits = is_digits(text);
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
   if (!digits || ec != std::errc() || end != text.data() + text.size() || pid <= 0 || pid > kPidMaxLimit) {
     return usage(fmt::format("'{}' is not a PID (a number from 1 to {})", text, kPidMaxLimit));
@@ -87,21 +140,36 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     }
   }
   if (options.action != Action::Dump) return options;
-  for (std::string_view target : targets) {
-    auto pid = parse_pid(target);
-    if (!pid) return pid.take_error();
-    add_pid(options, *pid);
+  if (options.from_json) {
+    if (!options.children_of.empty() || !options.patterns.empty() || options.lock || options.locals) {
+      return usage("--merge-json reads saved documents: --children, --pgrep, --lock and --locals do not apply");
+    }
+    options.json_files.assign(targets.begin(), targets.end());
+    if (options.json_files.empty()) return usage("no file given (usage: pyframes --merge-json FILE...)");
+    return options;
   }
-  if (options.pids.empty()) return usage("no PID given (usage: pyframes [options] PID...)");
+  for (std::string_view text : targets) {
+    auto target = parse_target(text);
+    if (!target) return target.take_error();
+    add_target(options, std::move(*target));
+  }
+  if (options.targets.empty() && options.children_of.empty() && options.patterns.empty()) {
+    return usage("no PID or core file given (usage: pyframes [options] PID|CORE..., --children PID or --pgrep PATTERN)");
+  }
   return options;
 }
 
 std::string help_text() {
   std::string text =
-      "Usage: pyframes [options] PID...\n"
+      "Usage: pyframes [options] PID|CORE...\n"
+      "       pyframes [options] --children LAUNCHER_PID | --pgrep PATTERN\n"
+      "       pyframes [options] --merge-json FILE...\n"
       "\n"
-      "Print the Python stacks of running CPython 3.6-3.14 processes, innermost frame first,\n"
-      "without debug symbols and without stopping them. Several PIDs are read in parallel.\n"
+      "Print the Python stacks of running CPython 3.6-3.14 processes and of core files (gcore,\n"
+      "kernel dumps, gzip-compressed), innermost frame first, without debug symbols and without\n"
+      "stopping the processes. Several targets are read in parallel and merged into one tree,\n"
+      "outermost frame first, whose branches name the ranks (RANK from the environment) or pids\n"
+      "that took them, outliers first.\n"
       "\n"
       "Options:\n";
   for (const OptionSpec& spec : option_specs()) {

@@ -6,6 +6,7 @@
 
 #include "pyframes/core.h"
 #include "pyframes/layout.h"
+#include "pyframes/thread_state.h"
 
 namespace pyframes {
 
@@ -114,6 +115,7 @@ Result<Process> read_core(const std::string& path, const CoreOptions& options) {
   if (process.rank.empty()) process.rank = environment_value(info.environment, "RANK");
   if (process.local_rank.empty()) process.local_rank = environment_value(info.environment, "LOCAL_RANK");
   match_native_ids(process, info.threads);
+  assign_thread_states(process);  // no kernel to ask: the GIL flag and the frames
   std::vector<std::string> warnings = core->warnings();
   warnings.insert(warnings.end(), process.warnings.begin(), process.warnings.end());
   process.warnings = std::move(warnings);

@@ -12,6 +12,8 @@
 #include "process/thread_lock.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
+#include "pyframes/thread_state.h"
+#include "threadstate/gil_locks.h"
 
 namespace pyframes {
 
@@ -29,6 +31,9 @@ Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
   ReadOptions effective = options;
   if (!effective.resolve_file) effective.resolve_file = proc_root_resolver(pid);
   ProcessMemory memory(pid);
+
+  // What each thread is blocked in, seen before the walk and before --lock stops the threads.
+  const auto kernel_states = read_kernel_thread_states(pid);
 
   std::optional<ThreadLock> lock;
   if (options.lock) {
@@ -52,6 +57,8 @@ Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
   process->rank = proc_environment_variable(pid, "RANK").value_or("");
   process->local_rank = proc_environment_variable(pid, "LOCAL_RANK").value_or("");
   add_proc_thread_details(pid, *process);
+  assign_thread_states(*process, kernel_states,
+                       gil_lock_ranges(memory, *modules, *target, *layout, effective.resolve_file));
   return process;
 }
 

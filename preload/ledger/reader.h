@@ -1,0 +1,127 @@
+// Reads ledgers written by libhangshim.so — live (the writer still running), stopped, killed,
+// or copied from another node — into a plain snapshot. Every byte is untrusted: a file that is
+// truncated, corrupt, of a foreign version or not a ledger gives an Error naming the problem;
+// a damaged or half-written entry is skipped with a warning instead of failing the whole read.
+//
+// A live file is read through a read-only shared mapping: ring entries are copied with the
+// stamp protocol (access.h), so no record in the snapshot is torn. The writer never resizes
+// its file; a file shrunk by someone else while being read is outside what this guards.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ledger/format.h"
+#include "pyframes/result.h"
+
+namespace hangshim::ledger {
+
+struct LedgerHeader {
+  uint32_t version = 0;
+  int64_t pid = 0;
+  int64_t ppid = 0;
+  uint32_t uid = 0;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  int32_t local_rank = -1;
+  uint64_t start_ns = 0;
+  int32_t nccl_version = 0;
+  uint32_t features = 0;
+  uint32_t stall_seconds = 0;
+  std::string host;
+  std::string job;
+  std::string command;
+  std::string python_version;
+  std::string shim_version;
+  uint32_t state = 0;  // ProcessState
+  uint32_t stall_count = 0;
+  uint64_t heartbeat_ns = 0;
+  uint64_t ring_head = 0;
+  uint32_t ring_capacity = 0;
+  uint32_t comm_capacity = 0;
+  uint32_t callsite_capacity = 0;
+  uint32_t callsite_depth = 0;
+  uint32_t dropped_comms = 0;
+  uint32_t dropped_callsites = 0;
+  uint64_t stall_record = 0;
+  uint64_t stall_ns = 0;
+  uint64_t exit_ns = 0;
+  uint64_t group_count = 0;
+  std::string stacks_file;
+  uint64_t file_size = 0;
+};
+
+struct CommInfo {
+  uint32_t id = 0;  // slot + 1, what RingEntry::comm names
+  uint32_t state = 0;     // CommState
+  uint32_t key_kind = 0;  // KeyKind
+  uint64_t key = 0;
+  uint64_t parent_key = 0;
+  uint64_t handle = 0;
+  int32_t rank = -1;
+  int32_t nranks = 0;
+  int32_t device = -1;
+  int32_t color = -1;
+  uint32_t split_index = 0;
+  uint32_t splits = 0;
+  uint64_t created_ns = 0;
+  uint64_t ended_ns = 0;
+  uint64_t coll_issued = 0;
+  uint64_t coll_completed = 0;
+  uint64_t p2p_issued = 0;
+  uint64_t p2p_completed = 0;
+  std::array<uint64_t, kCountedOps> op_counts{};
+  std::string name;
+  int32_t async_error = 0;
+};
+
+// One call. Fields as in RingEntry (format.h); `stamp` and the reserved fields are not kept.
+using CallRecord = RingEntry;
+
+struct FrameInfo {
+  std::string file;
+  std::string function;
+  int32_t line = 0;
+  bool library = false;  // under torch/, deepspeed/, site-packages/, dist-packages/
+};
+
+struct CallsiteInfo {
+  uint32_t id = 0;
+  uint32_t flags = 0;  // CallsiteFlag
+  int16_t user_frame = -1;
+  uint64_t hits = 0;
+  uint64_t first_ns = 0;
+  std::vector<FrameInfo> frames;  // innermost first
+};
+
+struct Ledger {
+  std::string source;  // the path read, or what the caller named the buffer
+  LedgerHeader header;
+  std::vector<CommInfo> comms;
+  std::vector<CallRecord> records;  // oldest first; only intact entries
+  std::vector<CallsiteInfo> callsites;
+  std::vector<std::string> warnings;  // entries skipped and why
+
+  const CommInfo* comm(uint32_t id) const;          // nullptr when unknown
+  const CallsiteInfo* callsite(uint32_t id) const;  // nullptr when unknown
+  // Records issued but not completed, oldest first.
+  std::vector<const CallRecord*> pending() const;
+};
+
+// "Your line": the first frame outside torch/deepspeed/site-packages, else the innermost one;
+// nullptr when the call-site has no frames.
+const FrameInfo* your_line(const CallsiteInfo& callsite);
+// What a record is called in reports: "barrier" for a one-element all_reduce issued by a
+// function named barrier, else op_name ("all_reduce", "send", ...).
+const char* display_op(const CallRecord& record);
+
+// Reads a ledger file (opened O_NOFOLLOW; a live one through a read-only mapping).
+pyframes::Result<Ledger> read_ledger_file(const std::string& path);
+
+// Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`
+// names it in messages.
+pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source);
+
+}  // namespace hangshim::ledger

@@ -1,0 +1,276 @@
+#include "shim/core/callsite_capture.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "modules/proc_maps.h"
+#include "pyframes/pyframes.h"
+#include "shim/core/hash.h"
+#include "shim/core/log.h"
+#include "shim/core/recorder.h"
+
+namespace hangshim::shim {
+
+using namespace hangshim::ledger;
+using pyframes::CodeLocation;
+
+namespace {
+
+std::atomic<uint64_t> g_main_thread{0};
+constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
+
+uint64_t hash_chain(const CodeLocation* chain, size_t depth, bool borrowed) noexcept {
+  Hasher h(borrowed ? 0x626f72726f776564ull : 0x6f776e6672616d65ull);
+  for (size_t i = 0; i < depth; ++i) {
+    h.add(chain[i].code_object).add(static_cast<uint32_t>(chain[i].instruction_offset));
+  }
+  return h.value();
+}
+
+bool same_chain(const CodeLocation* a, const CodeLocation* b, size_t depth) noexcept {
+  for (size_t i = 0; i < depth; ++i) {
+    if (a[i].code_object != b[i].code_object || a[i].instruction_offset != b[i].instruction_offset) return false;
+  }
+  return true;
+}
+
+uint32_t round_up_pow2(uint32_t value) {
+  uint32_t out = 1;
+  while (out < value) out <<= 1;
+  return out;
+}
+
+}  // namespace
+
+void CallsiteCapture::set_main_thread(uint64_t pthread_id) noexcept { g_main_thread.store(pthread_id); }
+
+CallsiteCapture::CallsiteCapture(Writer& writer, const Config& config)
+    : writer_(writer), config_(config), depth_(std::min<size_t>(config.callsite_depth, kMaxDepth)) {
+  uint32_t ledger_capacity = writer_.header().callsite_capacity;
+  // Room for every call-site the ledger can hold, plus as many that arrive after it is full
+  // (cached with id 0 so they are not described again and again).
+  chains_capacity_ = ledger_capacity * 2;
+  chains_ = std::make_unique<CodeLocation[]>(size_t{chains_capacity_} * depth_);
+  uint32_t slots = round_up_pow2(chains_capacity_ * 2);
+  slots_ = std::make_unique<Slot[]>(slots);
+  slot_mask_ = slots - 1;
+}
+
+CallsiteCapture::~CallsiteCapture() = default;
+
+bool CallsiteCapture::setup() noexcept {
+  std::lock_guard<std::mutex> lock(miss_mutex_);
+  int state = ready_.load(std::memory_order_relaxed);
+  if (state != 0) return state == 1;
+  try {
+    return setup_locked();
+  } catch (...) {
+    ready_.store(2, std::memory_order_release);
+    return false;
+  }
+}
+
+bool CallsiteCapture::setup_locked() {
+  static uint64_t last_attempt = 0;
+  uint64_t now = now_ns();
+  if (last_attempt != 0 && now - last_attempt < kRetryNs) return false;
+  last_attempt = now;
+  get_this_thread_state_ = reinterpret_cast<GetThisThreadState>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
+  if (get_this_thread_state_ == nullptr) {
+    ready_.store(2, std::memory_order_release);  // not a Python process: capture stays off
+    return false;
+  }
+  is_initialized_ = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  if (is_initialized_ != nullptr && is_initialized_() == 0) return false;  // too early: try again later
+
+  auto modules = pyframes::read_proc_maps(::getpid());
+  if (!modules) {
+    warn_once(fmt::format("Python call-sites off: {}", modules.error().message));
+    ready_.store(2, std::memory_order_release);
+    return false;
+  }
+  own_memory_ = std::make_unique<pyframes::SelfMemory>(pyframes::SelfMemory::Mode::Table);
+  foreign_memory_ = std::make_unique<pyframes::SelfMemory>(pyframes::SelfMemory::Mode::Syscall);
+  auto target = pyframes::locate_python(*foreign_memory_, *modules, pyframes::ReadOptions{});
+  if (!target) {
+    warn_once(fmt::format("Python call-sites off: {}", target.error().message));
+    ready_.store(2, std::memory_order_release);
+    return false;
+  }
+  auto layout = pyframes::select_layout(*foreign_memory_, *target);
+  if (!layout) {
+    warn_once(fmt::format("Python call-sites off: {}", layout.error().message));
+    ready_.store(2, std::memory_order_release);
+    return false;
+  }
+  target_ = std::move(target.value());
+  layout_ = std::move(layout.value());
+  writer_.set_text(writer_.header().python_version, sizeof(writer_.header().python_version), target_.version.str());
+  ready_.store(1, std::memory_order_release);
+  return true;
+}
+
+uint64_t CallsiteCapture::main_thread_state() noexcept {
+  uint64_t cached = main_tstate_.load(std::memory_order_acquire);
+  if (cached != 0) return cached;
+  static std::atomic<uint64_t> last_miss{0};
+  uint64_t now = now_ns();
+  uint64_t missed = last_miss.load(std::memory_order_relaxed);
+  if (missed != 0 && now - missed < kRetryNs) return 0;
+  uint64_t found = 0;
+  if (uint64_t main = g_main_thread.load(); main != 0) {
+    found = pyframes::find_thread_state(*foreign_memory_, layout_, target_, main);
+  }
+  if (found == 0) {
+    // The shim was loaded by another thread than Python's main one: take the oldest thread state.
+    pyframes::ThreadStateRef states[256];
+    size_t n = pyframes::list_thread_states(*foreign_memory_, layout_, target_, states, 256);
+    if (n > 0) found = states[n - 1].tstate;
+  }
+  if (found == 0) {
+    last_miss.store(now, std::memory_order_relaxed);
+    return 0;
+  }
+  main_tstate_.store(found, std::memory_order_release);
+  return found;
+}
+
+size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::Memory& memory, CodeLocation* out,
+                                size_t capacity) const noexcept {
+  return pyframes::collect_code_locations(memory, layout_, tstate, out, capacity);
+}
+
+const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLocation* chain, size_t depth) const noexcept {
+  for (uint32_t probe = 0, i = static_cast<uint32_t>(hash) & slot_mask_; probe <= slot_mask_;
+       ++probe, i = (i + 1) & slot_mask_) {
+    const Slot& slot = slots_[i];
+    if (slot.state.load(std::memory_order_acquire) == 0) return nullptr;
+    if (slot.hash == hash && slot.depth == depth && same_chain(&chains_[size_t{slot.chain} * depth_], chain, depth)) {
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+CallsiteHit CallsiteCapture::capture() noexcept {
+  int state = ready_.load(std::memory_order_acquire);
+  if (state != 1 && (state == 2 || !setup())) return {};
+  CodeLocation chain[kMaxDepth + 1];
+  uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
+  size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain, depth_) : 0;
+  bool borrowed = false;
+  if (n == 0 && (is_initialized_ == nullptr || is_initialized_() != 0)) {
+    // (After Py_Finalize the main thread's state is gone: nothing to borrow.)
+    uint64_t main = main_thread_state();
+    if (main != 0 && main != tstate) {
+      n = collect(main, *foreign_memory_, chain, depth_);
+      tstate = main;
+      borrowed = true;
+    }
+  }
+  if (n == 0) return {};
+  uint64_t hash = hash_chain(chain, n, borrowed);
+  uint32_t id = 0;
+  uint32_t flags = 0;
+  if (const Slot* slot = find(hash, chain, n)) {
+    id = slot->id;
+    flags = slot->flags;
+  } else if (full_.load(std::memory_order_relaxed)) {
+    return {};  // a new chain, but the cache is full: no call-site (and no lock on the hot path)
+  } else {
+    try {
+      std::lock_guard<std::mutex> lock(miss_mutex_);
+      if (const Slot* again = find(hash, chain, n)) {
+        id = again->id;
+        flags = again->flags;
+      } else {
+        // Whether the stack goes deeper than what the key holds: asked once, here.
+        bool truncated = false;
+        if (n == depth_) {
+          CodeLocation deeper[kMaxDepth + 1];
+          truncated = collect(tstate, borrowed ? *foreign_memory_ : *own_memory_, deeper, depth_ + 1) > depth_;
+        }
+        id = intern(hash, chain, n, truncated, borrowed, &flags);
+      }
+    } catch (...) {
+      return {};
+    }
+  }
+  if (id == 0) return {0, 0, flags};
+  return {id, writer_.hit_callsite(id), flags};
+}
+
+uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
+                                 uint32_t* flags) {
+  *flags = 0;
+  if (chains_used_ >= chains_capacity_) {
+    full_.store(true, std::memory_order_relaxed);
+    return 0;
+  }
+  const pyframes::Memory& memory = borrowed ? *foreign_memory_ : *own_memory_;
+  std::vector<pyframes::Frame> frames;
+  frames.reserve(depth);
+  for (size_t i = 0; i < depth; ++i) {
+    auto frame = pyframes::describe_code_location(memory, layout_, chain[i]);
+    if (frame) {
+      frames.push_back(std::move(frame.value()));
+    } else {
+      pyframes::Frame unknown;
+      unknown.function = "?";
+      unknown.file = "<unreadable>";
+      frames.push_back(std::move(unknown));
+    }
+  }
+  std::vector<FrameText> texts;
+  int16_t user_frame = -1;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto& f = frames[i];
+    bool library = false;
+    for (const auto& part : config_.library_paths) library = library || f.file.find(part) != std::string::npos;
+    if (!library && user_frame < 0) user_frame = static_cast<int16_t>(i);
+    texts.push_back({f.file, f.qualname.empty() ? std::string_view(f.function) : std::string_view(f.qualname), f.line,
+                     library ? uint32_t{kFrameLibrary} : 0u});
+  }
+  if (!frames.empty() && frames[0].function == "barrier") *flags |= kCallsiteBarrier;
+  if (borrowed) *flags |= kCallsiteBorrowed;
+  if (truncated) *flags |= kCallsiteTruncated;
+  uint32_t id = writer_.add_callsite(texts, user_frame, *flags, now_ns());
+
+  uint32_t chain_index = chains_used_++;
+  for (size_t i = 0; i < depth; ++i) chains_[size_t{chain_index} * depth_ + i] = chain[i];
+  for (uint32_t probe = 0, i = static_cast<uint32_t>(hash) & slot_mask_; probe <= slot_mask_;
+       ++probe, i = (i + 1) & slot_mask_) {
+    Slot& slot = slots_[i];
+    if (slot.state.load(std::memory_order_relaxed) != 0) continue;
+    slot.id = id;
+    slot.flags = *flags;
+    slot.depth = static_cast<uint32_t>(depth);
+    slot.hash = hash;
+    slot.chain = chain_index;
+    slot.state.store(1, std::memory_order_release);
+    break;
+  }
+  if (id != 0) {
+    const auto& shown = frames[user_frame >= 0 ? static_cast<size_t>(user_frame) : 0];
+    descriptions_.resize(id);
+    descriptions_[id - 1] = fmt::format("{}:{} in {}", shown.file, shown.line,
+                                        shown.qualname.empty() ? shown.function : shown.qualname);
+  }
+  return id;
+}
+
+std::string CallsiteCapture::describe(uint32_t id) const {
+  std::lock_guard<std::mutex> lock(miss_mutex_);
+  return id != 0 && id <= descriptions_.size() ? descriptions_[id - 1] : std::string();
+}
+
+bool CallsiteCapture::python(pyframes::PythonTarget* target, pyframes::Layout* layout) const {
+  if (ready_.load(std::memory_order_acquire) != 1) return false;
+  *target = target_;
+  *layout = layout_;
+  return true;
+}
+
+}  // namespace hangshim::shim

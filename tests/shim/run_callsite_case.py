@@ -1,0 +1,129 @@
+"""Call-sites and iteration numbers against the interpreter's own view, for one interpreter.
+
+Runs programs/callsite_program.py with libhangshim.so preloaded and compares every recorded
+call with the frames the program noted (sys._getframe) when it made the call: file, line and
+function of each frame up to the ledger's call-site depth, the hit count of the chain (how many
+times that exact chain issued a call so far), the barrier label, the borrowed main-thread
+stack of a native thread. Then a two-rank stall: the stack dump shows the blocked line.
+
+    run_callsite_case.py --python PY --helper LIB --shim LIB --hangshim CLI --driver EXE --fakenccl DIR
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_shim_case import Case, Failure, expect  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "callsite_program.py")
+
+
+def frame_key(frame):
+    return (frame["file"], frame["line"], frame["function"])
+
+
+def check_calls(c, python, helper):
+    truth_path = os.path.join(c.dir, "truth.json")
+    code, out, err = c.run([python, PROGRAM, "calls", truth_path, helper], c.env(RANK=0, WORLD_SIZE=1))
+    expect(code == 0, "the program failed: %s %s" % (out, err))
+    expect("hangshim" not in err, "the shim printed: %s" % err)
+    with open(truth_path) as f:
+        calls = json.load(f)["calls"]
+    files = c.ledger_files()
+    expect(len(files) == 1, "expected one ledger, got %s" % files)
+    ledger = c.read(files[0])
+    expect("call-sites" in ledger["process"]["features"], "call-site capture is off")
+    major, minor = ledger["process"]["python_version"].split(".")[:2]
+    expect((int(major), int(minor)) == sys_version(python), "python version %s" % ledger["process"]["python_version"])
+    depth = ledger["tables"]["callsite_depth"]
+    sites = {s["id"]: s for s in ledger["callsites"]}
+    records = [r for r in ledger["records"] if r["nccl_op"] in ("all_reduce", "broadcast")]
+    expect(len(records) == len(calls), "%d recorded calls, the program made %d" % (len(records), len(calls)))
+    seen = {}
+    for n, (record, call) in enumerate(zip(records, calls)):
+        where = "call %d (%s from %s:%d)" % (n, call["op"], call["chain"][0]["file"], call["chain"][0]["line"])
+        expect(record["op"] == call["op"], "%s: recorded as %s" % (where, record["op"]))
+        expect(record["count"] == call["count"], "%s: count %d" % (where, record["count"]))
+        site = sites.get(record["callsite"])
+        expect(site is not None, "%s: no call-site" % where)
+        want = [frame_key(f) for f in call["chain"][:depth]]
+        got = [frame_key(f) for f in site["frames"]]
+        expect(got == want, "%s: call-site frames\n  got  %s\n  want %s" % (where, got, want))
+        expect(site["truncated"] == (len(call["chain"]) > depth), "%s: truncated flag" % where)
+        expect(record["borrowed_stack"] == call["borrowed"] == site["borrowed"], "%s: borrowed flag" % where)
+        key = (tuple(want), call["borrowed"])
+        seen[key] = seen.get(key, 0) + 1
+        expect(record["callsite_hit"] == seen[key], "%s: iteration %d, the program says %d" %
+               (where, record["callsite_hit"], seen[key]))
+    for site in sites.values():
+        uses = [r for r in records if r["callsite"] == site["id"]]
+        expect(site["hits"] == len([r for r in ledger["records"] if r["callsite"] == site["id"]]),
+               "call-site %d: hits %d" % (site["id"], site["hits"]))
+        expect(site["barrier"] == any(r["op"] == "barrier" for r in uses) or not uses, "call-site %d: barrier" % site["id"])
+
+
+def sys_version(python):
+    out = subprocess.run([python, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+                         stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def check_stall(c, python):
+    rendezvous = os.path.join(c.dir, "rendezvous")
+    os.mkdir(rendezvous)
+    truth_path = os.path.join(c.dir, "stall-truth.json")
+    procs = []
+    for rank in range(2):
+        env = c.env(RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank, HANGSHIM_STALL_SECONDS=1, HANGSHIM_FAKE_TIMEOUT=3,
+                    HANGSHIM_POLL_MS=20)
+        procs.append(subprocess.Popen([python, PROGRAM, "stall", truth_path, rendezvous], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True))
+    outputs = [p.communicate(timeout=60) for p in procs]
+    expect(all(p.returncode == 0 for p in procs), "stall programs failed: %s" % outputs)
+    with open(truth_path) as f:
+        blocked = json.load(f)["blocked_at"]
+    rank0 = [l for l in c.ledger_files() if "-r00000-" in l]
+    expect(len(rank0) == 1, "rank 0 ledger missing")
+    ledger = c.read(rank0[0])
+    stacks = os.path.join(c.ledgers, ledger["process"]["stacks_file"])
+    expect(ledger["process"]["stacks_file"] and os.path.exists(stacks), "no stacks file")
+    with open(stacks) as f:
+        text = f.read()
+    top = blocked[0]
+    line = 'File "%s", line %d, in %s' % (top["file"], top["line"], top["function"])
+    expect(line in text, "the stack dump does not show %r:\n%s" % (line, text))
+    stall_line = [l for l in outputs[0][1].splitlines() if l.startswith("hangshim: rank 0 ")]
+    expect(len(stall_line) == 1, "rank 0 stall line: %s" % outputs[0][1])
+    where = "%s:%d in %s" % (top["file"], top["line"], top["function"])
+    expect(where in stall_line[0], "the stall line does not name %s: %s" % (where, stall_line[0]))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--python", required=True)
+    p.add_argument("--helper", required=True)
+    p.add_argument("--shim", required=True)
+    p.add_argument("--hangshim", required=True)
+    p.add_argument("--driver", required=True)
+    p.add_argument("--fakenccl", required=True)
+    args = p.parse_args()
+    c = Case(args)
+    try:
+        check_calls(c, args.python, args.helper)
+        for path in c.ledger_files():
+            os.unlink(path)
+        check_stall(c, args.python)
+    except Failure as e:
+        print("FAIL callsite (%s): %s" % (args.python, e))
+        print("(ledgers kept in %s)" % c.ledgers)
+        return 1
+    c.cleanup()
+    print("ok callsite %s" % args.python)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

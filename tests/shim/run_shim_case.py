@@ -1,0 +1,321 @@
+"""Runs one shim test case: a program with libhangshim.so preloaded (the C++ shim_driver or a
+Python program), then checks the ledgers it left through `hangshim ledger --json`.
+
+    run_shim_case.py --case NAME --shim LIB --hangshim CLI --driver EXE --fakenccl DIR [--python PY]
+
+Every check compares with what the program itself did (its own counts, its own output, the
+interpreter's own line numbers), never with numbers written into this file.
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(ok, what):
+    if not ok:
+        raise Failure(what)
+
+
+class Case(object):
+    def __init__(self, args):
+        self.args = args
+        self.dir = tempfile.mkdtemp(prefix="hangshim-case-")
+        self.ledgers = os.path.join(self.dir, "ledgers")
+        os.mkdir(self.ledgers, 0o700)
+
+    def env(self, shim=True, **extra):
+        env = dict(os.environ)
+        env["LD_LIBRARY_PATH"] = self.args.fakenccl + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+        env["HANGSHIM_DIR"] = self.ledgers
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LD_PRELOAD"):
+            env.pop(k, None)
+        if shim:
+            env["LD_PRELOAD"] = self.args.shim
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def run(self, command, env, timeout=120):
+        p = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def ledger_files(self):
+        return sorted(glob.glob(os.path.join(self.ledgers, "*.ledger")))
+
+    def read(self, path):
+        p = subprocess.run([self.args.hangshim, "ledger", "--json", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        expect(p.returncode == 0, "hangshim ledger %s failed: %s" % (path, p.stderr.strip()))
+        return json.loads(p.stdout)
+
+    def ledgers_by_rank(self):
+        out = {}
+        for path in self.ledger_files():
+            ledger = self.read(path)
+            out[ledger["process"]["rank"]] = ledger
+        return out
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def comm_records(ledger, comm_id, ops=None):
+    return [r for r in ledger["records"] if r["comm"] == comm_id and (ops is None or r["nccl_op"] in ops)]
+
+
+COLLECTIVES = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"}
+
+
+def case_results(c):
+    """Identical results with and without the shim (and with it disabled); the ledgers count
+    exactly the calls the program made."""
+    n = 3
+    code, plain, err = c.run([c.args.driver, "results", str(n)], c.env(shim=False))
+    expect(code == 0, "the program fails without the shim: %s" % err)
+    expect(not c.ledger_files(), "ledgers appeared without the shim")
+    code, shimmed, err = c.run([c.args.driver, "results", str(n)], c.env())
+    expect(code == 0, "the program fails with the shim: %s" % err)
+    expect(sorted(plain.splitlines()) == sorted(shimmed.splitlines()),
+           "results differ with the shim:\n%s\nvs\n%s" % (plain, shimmed))
+    expect("hangshim" not in err, "the shim printed something: %s" % err)
+    ledgers = c.ledgers_by_rank()
+    expect(sorted(ledgers) == list(range(n)), "one ledger per rank expected, got ranks %s" % sorted(ledgers))
+    for rank, ledger in ledgers.items():
+        expect(ledger["process"]["world_size"] == n, "rank %d: world size" % rank)
+        expect(ledger["process"]["state"] == "exited", "rank %d: state %s" % (rank, ledger["process"]["state"]))
+        comms = ledger["communicators"]
+        expect(len(comms) == 2, "rank %d: %d communicators" % (rank, len(comms)))
+        world, half = comms
+        expect(world["key_kind"] == "unique_id" and half["key_kind"] == "split", "rank %d: key kinds" % rank)
+        expect(half["parent_key"] == world["key"], "rank %d: split parent" % rank)
+        expect(world["rank"] == rank and world["nranks"] == n, "rank %d: world rank/size" % rank)
+        expect(world["coll_issued"] == len(COLLECTIVES) == world["coll_completed"], "rank %d: world counters" % rank)
+        expect(world["p2p_issued"] == 2 == world["p2p_completed"], "rank %d: p2p counters" % rank)
+        expect(all(world["op_counts"].get(op) == 1 for op in COLLECTIVES), "rank %d: op counts %s" % (rank, world["op_counts"]))
+        expect(half["coll_issued"] == 1 and half["nranks"] == len(range(rank % 2, n, 2)), "rank %d: split comm" % rank)
+        expect(world["state"] == "destroyed" and half["state"] == "destroyed", "rank %d: destroyed" % rank)
+        seqs = [r["seq"] for r in comm_records(ledger, world["id"], COLLECTIVES)]
+        expect(seqs == list(range(1, len(COLLECTIVES) + 1)), "rank %d: sequence %s" % (rank, seqs))
+        grouped = comm_records(ledger, world["id"], {"send", "recv"})
+        expect(len(grouped) == 2 and all(r["in_group"] for r in grouped), "rank %d: grouped p2p" % rank)
+        expect(all(r["completed_ns"] >= r["issued_ns"] > 0 for r in ledger["records"]), "rank %d: times" % rank)
+    # Same keys on every rank: the world everywhere, the split per color.
+    keys = {ledgers[r]["communicators"][0]["key"] for r in ledgers}
+    expect(len(keys) == 1, "world keys differ across ranks: %s" % keys)
+    for color in (0, 1):
+        keys = {ledgers[r]["communicators"][1]["key"] for r in ledgers if r % 2 == color}
+        expect(len(keys) == 1, "split keys of color %d differ: %s" % (color, keys))
+    expect(ledgers[0]["communicators"][1]["key"] != ledgers[1]["communicators"][1]["key"], "colors share a key")
+
+    shutil.rmtree(c.ledgers)
+    os.mkdir(c.ledgers, 0o700)
+    code, disabled, err = c.run([c.args.driver, "results", str(n)], c.env(HANGSHIM_DISABLE=1))
+    expect(code == 0 and sorted(disabled.splitlines()) == sorted(plain.splitlines()), "HANGSHIM_DISABLE=1 changed results")
+    expect(not c.ledger_files(), "HANGSHIM_DISABLE=1 still wrote ledgers")
+
+
+def case_bad_dir(c):
+    """An unusable HANGSHIM_DIR: one warning per process, recording off, results unchanged."""
+    n = 2
+    code, plain, _ = c.run([c.args.driver, "results", str(n)], c.env(shim=False))
+    blocker = os.path.join(c.dir, "not-a-directory")
+    open(blocker, "w").close()
+    for bad in (os.path.join(blocker, "sub"), "/proc/hangshim-cannot-exist", "relative/dir"):
+        code, out, err = c.run([c.args.driver, "results", str(n)], c.env(HANGSHIM_DIR=bad))
+        expect(code == 0, "the job failed with HANGSHIM_DIR=%s: %s" % (bad, err))
+        expect(sorted(out.splitlines()) == sorted(plain.splitlines()), "results changed with HANGSHIM_DIR=%s" % bad)
+        warnings = [line for line in err.splitlines() if line.startswith("hangshim:")]
+        expect(len(warnings) == n and all("recording off" in w for w in warnings),
+               "expected one warning per rank for HANGSHIM_DIR=%s, got %s" % (bad, warnings))
+    # A directory others can write to is refused the same way.
+    shared = os.path.join(c.dir, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    code, out, err = c.run([c.args.driver, "results", str(n)], c.env(HANGSHIM_DIR=shared))
+    expect(code == 0 and "writable by other users" in err, "a world-writable HANGSHIM_DIR was accepted: %s" % err)
+    expect(not glob.glob(os.path.join(shared, "*")), "ledgers written into a world-writable directory")
+
+
+def case_threads(c):
+    """Threads issuing collectives concurrently, each on its own communicator."""
+    n, threads, calls = 2, 4, 300
+    code, _, err = c.run([c.args.driver, "threads", str(n), str(threads), str(calls)], c.env(HANGSHIM_RING=4096))
+    expect(code == 0, "threads program failed: %s" % err)
+    for rank, ledger in c.ledgers_by_rank().items():
+        comms = ledger["communicators"]
+        expect(len(comms) == threads, "rank %d: %d communicators" % (rank, len(comms)))
+        broadcasts = len([i for i in range(calls) if i % 5 == 4])
+        for comm in comms:
+            expect(comm["coll_issued"] == calls == comm["coll_completed"], "rank %d comm %d: counters %s" % (rank, comm["id"], comm))
+            expect(comm["op_counts"] == {"all_reduce": calls - broadcasts, "broadcast": broadcasts},
+                   "rank %d: op counts %s" % (rank, comm["op_counts"]))
+            seqs = [r["seq"] for r in comm_records(ledger, comm["id"], COLLECTIVES)]
+            expect(seqs == list(range(1, calls + 1)), "rank %d comm %d: sequence not 1..%d" % (rank, comm["id"], calls))
+            tids = {r["thread"] for r in comm_records(ledger, comm["id"], COLLECTIVES)}
+            expect(len(tids) == 1, "rank %d comm %d: issued from %d threads" % (rank, comm["id"], len(tids)))
+        indices = [r["index"] for r in ledger["records"]]
+        expect(indices == sorted(set(indices)), "rank %d: record indices repeat or are out of order" % rank)
+        expect(not ledger["warnings"], "rank %d: %s" % (rank, ledger["warnings"]))
+
+
+def case_fork(c):
+    """A fork child gets its own ledger and no inherited thread; the parent's is untouched."""
+    code, out, err = c.run([c.args.driver, "fork"], c.env())
+    expect(code == 0, "fork program failed: %s %s" % (out, err))
+    child_pid = int(out.split()[1])
+    ledgers = [c.read(p) for p in c.ledger_files()]
+    expect(len(ledgers) == 2, "expected the parent's and the child's ledger, got %d" % len(ledgers))
+    by_pid = {l["process"]["pid"]: l for l in ledgers}
+    child = by_pid.pop(child_pid)
+    parent = list(by_pid.values())[0]
+    expect(child["process"]["ppid"] == parent["process"]["pid"], "the child's ledger names another parent")
+    expect([cm["coll_issued"] for cm in parent["communicators"]] == [20], "parent counters %s" % parent["communicators"])
+    expect([cm["coll_issued"] for cm in child["communicators"]] == [5], "child counters %s" % child["communicators"])
+    expect(len(parent["records"]) == 22 and len(child["records"]) == 7, "record counts %d/%d" %
+           (len(parent["records"]), len(child["records"])))
+
+
+def case_async(c):
+    """Collectives on a (stand-in) CUDA stream complete through events the watchdog polls."""
+    n, calls = 2, 20
+    code, _, err = c.run([c.args.driver, "async", str(n), str(calls)], c.env(HANGSHIM_POLL_MS=10))
+    expect(code == 0, "async program failed: %s" % err)
+    for rank, ledger in c.ledgers_by_rank().items():
+        expect("cuda-completion" in ledger["process"]["features"], "rank %d: no CUDA completion" % rank)
+        comm = ledger["communicators"][0]
+        expect(comm["coll_issued"] == calls == comm["coll_completed"], "rank %d: counters %s" % (rank, comm))
+        coll = comm_records(ledger, comm["id"], COLLECTIVES)
+        expect(all(r["event_tracked"] for r in coll), "rank %d: not all tracked by events" % rank)
+        expect(all(r["completed_ns"] >= r["returned_ns"] > 0 for r in coll), "rank %d: completion before return" % rank)
+
+
+def case_stall(c):
+    """A rank that skips a collective: the others' watchdogs report the stall once, mark the
+    ledger, dump stacks; the job itself is not changed."""
+    n = 2
+    code, out, err = c.run([c.args.driver, "stall", str(n)],
+                           c.env(HANGSHIM_STALL_SECONDS=1, HANGSHIM_FAKE_TIMEOUT=3, HANGSHIM_POLL_MS=20))
+    expect(code == 0, "stall program failed: %s" % err)
+    lines = [line for line in err.splitlines() if line.startswith("hangshim:")]
+    ledgers = c.ledgers_by_rank()
+    for rank in range(n - 1):
+        mine = [line for line in lines if line.startswith("hangshim: rank %d " % rank)]
+        expect(len(mine) == 1, "rank %d: expected one stall line, got %s" % (rank, lines))
+        ledger = ledgers[rank]
+        path = os.path.join(c.ledgers, os.path.basename(ledger["ledger"]))
+        for token in ("stalled", "all_reduce #2", path, "hangshim report " + c.ledgers):
+            expect(token in mine[0], "rank %d: %r missing from %r" % (rank, token, mine[0]))
+        p = ledger["process"]
+        expect(p["stall_count"] == 1, "rank %d: stall count %d" % (rank, p["stall_count"]))
+        stalled = [r for r in ledger["records"] if r["index"] == p["stall_record"]]
+        expect(stalled and stalled[0]["op"] == "all_reduce" and stalled[0]["seq"] == 2, "rank %d: stall record" % rank)
+        stacks = os.path.join(c.ledgers, p["stacks_file"])
+        expect(p["stacks_file"] and os.path.exists(stacks), "rank %d: no stacks file" % rank)
+        expect(oct(os.stat(stacks).st_mode & 0o777) == "0o600", "rank %d: stacks file mode" % rank)
+    expect(not [line for line in lines if line.startswith("hangshim: rank %d " % (n - 1))], "the idle rank reported a stall")
+    expect(ledgers[n - 1]["process"]["stall_count"] == 0, "the idle rank's ledger says stalled")
+
+
+def case_killed(c):
+    """SIGKILL in the middle of a collective: the ledger stays readable and shows it."""
+    n = 2
+    env = c.env(HANGSHIM_POLL_MS=20)
+    p = subprocess.Popen([c.args.driver, "stall", str(n)], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 30
+        in_call = None
+        while time.time() < deadline and in_call is None:
+            time.sleep(0.1)
+            for path in c.ledger_files():
+                ledger = c.read(path)
+                pending = [r for r in ledger["records"] if r["op"] == "all_reduce" and r["seq"] == 2 and r["returned_ns"] == 0]
+                if ledger["process"]["rank"] == 0 and pending:
+                    in_call = path
+        expect(in_call is not None, "rank 0 never got into the second all_reduce")
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    time.sleep(0.2)
+    ledger = c.read(in_call)
+    expect(ledger["process"]["state"] == "running", "a killed rank's ledger says %s" % ledger["process"]["state"])
+    pending = [r for r in ledger["records"] if r["completed_ns"] == 0]
+    expect(len(pending) == 1 and pending[0]["seq"] == 2 and pending[0]["returned_ns"] == 0,
+           "expected the second all_reduce in the call, got %s" % pending)
+    expect(not ledger["warnings"], "warnings after SIGKILL: %s" % ledger["warnings"])
+
+
+def case_signals(c):
+    code, out, err = c.run([c.args.driver, "signals", "3000"], c.env(HANGSHIM_POLL_MS=1))
+    expect(code == 0, "signal storm: %s %s" % (out, err))
+
+
+def case_exec(c):
+    """exec: the new image is unaffected; its ledger (same pid) replaces the old image's."""
+    code, _, err = c.run([c.args.driver, "exec"], c.env())
+    expect(code == 0, "exec program failed: %s" % err)
+    files = c.ledger_files()
+    expect(len(files) == 1, "expected one ledger for the one pid, got %s" % files)
+    ledger = c.read(files[0])
+    expect([cm["coll_issued"] for cm in ledger["communicators"]] == [2], "ledger is not the new image's")
+
+
+def case_init_all(c):
+    """One process driving two devices (ncclCommInitAll): two communicators sharing one key;
+    and a communicator's configured name."""
+    code, _, err = c.run([c.args.driver, "init_all"], c.env())
+    expect(code == 0, "init_all program failed: %s" % err)
+    files = c.ledger_files()
+    expect(len(files) == 1, "expected one ledger, got %s" % files)
+    ledger = c.read(files[0])
+    both = [cm for cm in ledger["communicators"] if cm["key_kind"] == "init_all"]
+    expect(len(both) == 2, "init_all communicators: %s" % ledger["communicators"])
+    expect(both[0]["key"] == both[1]["key"], "init_all communicators have different keys")
+    expect([(cm["rank"], cm["nranks"], cm["device"]) for cm in both] == [(0, 2, 0), (1, 2, 1)], "ranks/devices %s" % both)
+    expect(all(cm["coll_issued"] == 1 == cm["coll_completed"] for cm in both), "init_all counters %s" % both)
+    grouped = [r for r in ledger["records"] if r["nccl_op"] == "all_reduce" and r["in_group"]]
+    expect(len(grouped) == 2 and grouped[0]["group"] == grouped[1]["group"] != 0, "the grouped pair %s" % grouped)
+    named = [cm for cm in ledger["communicators"] if cm["name"] == "trainer-dp"]
+    expect(len(named) == 1 and named[0]["coll_issued"] == 1, "the named communicator: %s" % ledger["communicators"])
+
+
+CASES = {"results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
+         "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
+         "exec": case_exec, "init_all": case_init_all}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--case", required=True, choices=sorted(CASES))
+    p.add_argument("--shim", required=True)
+    p.add_argument("--hangshim", required=True)
+    p.add_argument("--driver", required=True)
+    p.add_argument("--fakenccl", required=True)
+    args = p.parse_args()
+    c = Case(args)
+    try:
+        CASES[args.case](c)
+    except Failure as e:
+        print("FAIL %s: %s" % (args.case, e))
+        print("(ledgers kept in %s)" % c.ledgers)
+        return 1
+    c.cleanup()
+    print("ok %s" % args.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

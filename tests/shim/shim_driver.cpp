@@ -1,0 +1,330 @@
+// A plain C++ NCCL program for the shim's tests (run_shim_case.py preloads libhangshim.so into
+// it and checks the ledgers). It links the CPU stand-ins like a real program links NCCL and
+// CUDA. Ranks are forked children that set RANK/WORLD_SIZE/LOCAL_RANK before their first NCCL
+// call; the parent only makes unique ids (a query: it gets no ledger) and waits.
+//
+//   shim_driver results N          every collective kind; prints a digest of every result
+//   shim_driver threads N T M      T threads per rank, each M all_reduces on its own comm
+//   shim_driver fork               collectives, fork, the child uses NCCL on its own
+//   shim_driver async N M          M all_reduces on a stand-in CUDA stream, then synchronize
+//   shim_driver stall N            rank N-1 skips the 2nd all_reduce: the others stall in it
+//   shim_driver exec               collectives, then exec's itself ("exec-child"), which does more
+//   shim_driver signals M          SIGUSR1 storm while M collectives run
+//   shim_driver init_all           ncclCommInitAll over 2 devices, one grouped all_reduce each;
+//                                  then ncclCommInitRankConfig with a commName
+#include <cuda.h>
+#include <nccl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+bool check(ncclResult_t r, int rank, const char* what) {
+  if (r == ncclSuccess) return true;
+  std::fprintf(stderr, "shim_driver rank %d: %s failed: %s\n", rank, what, ncclGetErrorString(r));
+  return false;
+}
+
+void set_rank_env(int rank, int nranks) {
+  setenv("RANK", std::to_string(rank).c_str(), 1);
+  setenv("WORLD_SIZE", std::to_string(nranks).c_str(), 1);
+  setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+}
+
+// Forks `nranks` children running body(rank, ids); 0 when all exit 0.
+int run_ranks(int nranks, int nids, const std::function<int(int, const std::vector<ncclUniqueId>&)>& body) {
+  std::vector<ncclUniqueId> ids(static_cast<size_t>(nids));
+  for (auto& id : ids) {
+    if (ncclGetUniqueId(&id) != ncclSuccess) return 1;
+  }
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < nranks; ++rank) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      set_rank_env(rank, nranks);
+      std::exit(body(rank, ids));  // exit, not _exit: a rank that finishes runs its exit handlers
+    }
+    children.push_back(pid);
+  }
+  int failures = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+uint64_t digest(const void* data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return h;
+}
+
+int results(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
+  ncclComm_t comm;
+  if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
+  const size_t n = 8;
+  std::vector<float> send(n * nranks), recv(n * nranks);
+  auto fill = [&](int salt) {
+    for (size_t i = 0; i < send.size(); ++i) send[i] = static_cast<float>((rank + 1) * 10 + i + salt);
+    std::fill(recv.begin(), recv.end(), 0.0f);
+  };
+  auto report = [&](const char* op) {
+    std::printf("rank %d %s %016llx\n", rank, op, static_cast<unsigned long long>(digest(recv.data(), recv.size() * 4)));
+  };
+  bool ok = true;
+  fill(1);
+  ok = ok && check(ncclAllReduce(send.data(), recv.data(), n, ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
+  report("all_reduce");
+  fill(2);
+  ok = ok && check(ncclBroadcast(send.data(), recv.data(), n, ncclFloat, 1 % nranks, comm, nullptr), rank, "broadcast");
+  report("broadcast");
+  fill(3);
+  ok = ok && check(ncclReduce(send.data(), recv.data(), n, ncclFloat, ncclMax, 0, comm, nullptr), rank, "reduce");
+  report("reduce");
+  fill(4);
+  ok = ok && check(ncclAllGather(send.data(), recv.data(), n, ncclFloat, comm, nullptr), rank, "allgather");
+  report("all_gather");
+  fill(5);
+  ok = ok && check(ncclReduceScatter(send.data(), recv.data(), n, ncclFloat, ncclSum, comm, nullptr), rank, "reducescatter");
+  report("reduce_scatter");
+  fill(6);
+  ok = ok && check(ncclAlltoAll(send.data(), recv.data(), n, ncclFloat, comm, nullptr), rank, "alltoall");
+  report("all_to_all");
+  fill(7);
+  ok = ok && check(ncclGather(send.data(), recv.data(), n, ncclFloat, 0, comm, nullptr), rank, "gather");
+  report("gather");
+  fill(8);
+  ok = ok && check(ncclScatter(send.data(), recv.data(), n, ncclFloat, 0, comm, nullptr), rank, "scatter");
+  report("scatter");
+  fill(9);
+  int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  ok = ok && check(ncclGroupStart(), rank, "group start");
+  ok = ok && check(ncclSend(send.data(), n, ncclFloat, next, comm, nullptr), rank, "send");
+  ok = ok && check(ncclRecv(recv.data(), n, ncclFloat, prev, comm, nullptr), rank, "recv");
+  ok = ok && check(ncclGroupEnd(), rank, "group end");
+  report("send_recv");
+  ncclComm_t half;
+  ok = ok && check(ncclCommSplit(comm, rank % 2, rank, &half, nullptr), rank, "split");
+  fill(10);
+  ok = ok && check(ncclAllReduce(send.data(), recv.data(), n, ncclFloat, ncclSum, half, nullptr), rank, "split allreduce");
+  report("split_all_reduce");
+  ok = ok && check(ncclCommDestroy(half), rank, "destroy half") && check(ncclCommDestroy(comm), rank, "destroy");
+  return ok ? 0 : 1;
+}
+
+int threads(int rank, const std::vector<ncclUniqueId>& ids, int nranks, int nthreads, int calls) {
+  std::vector<ncclComm_t> comms(static_cast<size_t>(nthreads));
+  // Communicators are created one after the other (NCCL init is collective per communicator);
+  // the collectives then run concurrently, one thread per communicator.
+  for (int t = 0; t < nthreads; ++t) {
+    if (!check(ncclCommInitRank(&comms[t], nranks, ids[t], rank), rank, "init")) return 1;
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < nthreads; ++t) {
+    workers.emplace_back([&, t] {
+      std::vector<float> buf(16, 1.0f);
+      for (int i = 0; i < calls; ++i) {
+        ncclResult_t r = i % 5 == 4 ? ncclBroadcast(buf.data(), buf.data(), buf.size(), ncclFloat, 0, comms[t], nullptr)
+                                    : ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat, ncclMax, comms[t], nullptr);
+        if (r != ncclSuccess) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (auto c : comms) ncclCommDestroy(c);
+  return failures.load() == 0 ? 0 : 1;
+}
+
+int single_rank_collectives(int count) {
+  ncclUniqueId id;
+  ncclComm_t comm;
+  if (!check(ncclGetUniqueId(&id), 0, "id") || !check(ncclCommInitRank(&comm, 1, id, 0), 0, "init")) return 1;
+  float v = 1.0f;
+  for (int i = 0; i < count; ++i) {
+    if (!check(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr), 0, "allreduce")) return 1;
+  }
+  return check(ncclCommDestroy(comm), 0, "destroy") ? 0 : 1;
+}
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+int fork_case() {
+  set_rank_env(0, 1);
+  ncclUniqueId id;
+  ncclComm_t comm;
+  if (!check(ncclGetUniqueId(&id), 0, "id") || !check(ncclCommInitRank(&comm, 1, id, 0), 0, "init")) return 1;
+  float v = 1.0f;
+  for (int i = 0; i < 10; ++i) ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr);
+  pid_t child = fork();
+  if (child == 0) {
+    // A fork child inherits no thread: the parent's watchdog must not be here.
+    if (thread_count() != 1) {
+      std::fprintf(stderr, "shim_driver fork: the child starts with %d threads\n", thread_count());
+      _exit(1);
+    }
+    _exit(single_rank_collectives(5));
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  for (int i = 0; i < 10; ++i) ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr);
+  ncclCommDestroy(comm);
+  std::printf("child %d\n", static_cast<int>(child));
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+bool cu(CUresult r, int rank, const char* what) {
+  if (r == CUDA_SUCCESS) return true;
+  std::fprintf(stderr, "shim_driver rank %d: %s failed: CUresult %d\n", rank, what, static_cast<int>(r));
+  return false;
+}
+
+int async_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, int calls) {
+  CUcontext ctx;
+  CUstream stream;
+  if (!cu(cuInit(0), rank, "cuInit") || !cu(cuDevicePrimaryCtxRetain(&ctx, rank), rank, "retain") ||
+      !cu(cuCtxSetCurrent(ctx), rank, "set current") || !cu(cuStreamCreate(&stream, 0), rank, "stream")) {
+    return 1;
+  }
+  ncclComm_t comm;
+  if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
+  std::vector<float> buf(64, 1.0f);
+  for (int i = 0; i < calls; ++i) {
+    if (!check(ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat, ncclSum, comm, stream), rank, "allreduce")) {
+      return 1;
+    }
+  }
+  if (!cu(cuStreamSynchronize(stream), rank, "synchronize")) return 1;
+  usleep(300000);  // the watchdog polls the events (HANGSHIM_POLL_MS)
+  return check(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
+}
+
+int stall_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
+  ncclComm_t comm;
+  if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
+  float v = 1.0f;
+  if (!check(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr), rank, "allreduce 1")) return 1;
+  if (rank == nranks - 1) {
+    sleep(4);  // never issues the second all_reduce; leaves after the others gave up
+    return 0;
+  }
+  // Blocks until HANGSHIM_FAKE_TIMEOUT turns the wait into an error.
+  ncclResult_t r = ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr);
+  return r == ncclSuccess ? 1 : 0;
+}
+
+int signals_case(int calls) {
+  static std::atomic<int> delivered{0};
+  static std::atomic<int> on_watchdog{0};
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {
+    char name[32] = {};
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(gettid()));
+    if (FILE* f = std::fopen(path, "r")) {
+      if (std::fgets(name, sizeof name, f) != nullptr && std::strncmp(name, "hangshim", 8) == 0) on_watchdog.fetch_add(1);
+      std::fclose(f);
+    }
+    delivered.fetch_add(1);
+  };
+  sigaction(SIGUSR1, &sa, nullptr);
+  set_rank_env(0, 1);
+  ncclUniqueId id;
+  ncclComm_t comm;
+  if (!check(ncclGetUniqueId(&id), 0, "id") || !check(ncclCommInitRank(&comm, 1, id, 0), 0, "init")) return 1;
+  std::atomic<bool> stop{false};
+  std::thread sender([&] {
+    while (!stop.load()) {
+      kill(getpid(), SIGUSR1);  // to the process: any thread that does not block it takes it
+      usleep(200);
+    }
+  });
+  float v = 1.0f;
+  int failures = 0;
+  for (int i = 0; i < calls; ++i) failures += ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess;
+  stop = true;
+  sender.join();
+  ncclCommDestroy(comm);
+  std::printf("delivered %d on_watchdog %d failures %d\n", delivered.load(), on_watchdog.load(), failures);
+  return failures == 0 && on_watchdog.load() == 0 && delivered.load() > 0 ? 0 : 1;
+}
+
+int init_all_case() {
+  set_rank_env(0, 1);
+  ncclComm_t comms[2];
+  int devices[2] = {0, 1};
+  if (!check(ncclCommInitAll(comms, 2, devices), 0, "init all")) return 1;
+  float a = 1.0f, b = 2.0f;
+  bool ok = check(ncclGroupStart(), 0, "group start") &&
+            check(ncclAllReduce(&a, &a, 1, ncclFloat, ncclSum, comms[0], nullptr), 0, "allreduce 0") &&
+            check(ncclAllReduce(&b, &b, 1, ncclFloat, ncclSum, comms[1], nullptr), 0, "allreduce 1") &&
+            check(ncclGroupEnd(), 0, "group end");
+  ok = ok && a == 3.0f && b == 3.0f;
+  for (auto c : comms) ncclCommDestroy(c);
+  ncclUniqueId id;
+  ncclComm_t named;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "trainer-dp";
+  ok = ok && check(ncclGetUniqueId(&id), 0, "id") && check(ncclCommInitRankConfig(&named, 1, id, 0, &config), 0, "init config");
+  ok = ok && check(ncclAllReduce(&a, &a, 1, ncclFloat, ncclSum, named, nullptr), 0, "allreduce named");
+  ncclCommDestroy(named);
+  return ok ? 0 : 1;
+}
+
+int exec_case(const char* self) {
+  set_rank_env(0, 1);
+  if (single_rank_collectives(3) != 0) return 1;
+  execl(self, self, "exec-child", static_cast<char*>(nullptr));
+  std::perror("shim_driver: exec");
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  auto arg = [&](int i, int fallback) { return argc > i ? std::atoi(argv[i]) : fallback; };
+  if (mode == "results") {
+    int n = arg(2, 3);
+    return run_ranks(n, 1, [&](int rank, const auto& ids) { return results(rank, ids, n); });
+  }
+  if (mode == "threads") {
+    int n = arg(2, 2), t = arg(3, 4), m = arg(4, 200);
+    return run_ranks(n, t, [&](int rank, const auto& ids) { return threads(rank, ids, n, t, m); });
+  }
+  if (mode == "fork") return fork_case();
+  if (mode == "async") {
+    int n = arg(2, 2), m = arg(3, 20);
+    return run_ranks(n, 1, [&](int rank, const auto& ids) { return async_case(rank, ids, n, m); });
+  }
+  if (mode == "stall") {
+    int n = arg(2, 2);
+    return run_ranks(n, 1, [&](int rank, const auto& ids) { return stall_case(rank, ids, n); });
+  }
+  if (mode == "signals") return signals_case(arg(2, 2000));
+  if (mode == "exec") return exec_case(argv[0]);
+  if (mode == "init_all") return init_all_case();
+  if (mode == "exec-child") return single_rank_collectives(2);
+  std::fprintf(stderr, "usage: shim_driver results|threads|fork|async|stall|signals|exec|init_all [args] (see the source)\n");
+  return 2;
+}

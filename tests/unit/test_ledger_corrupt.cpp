@@ -1,0 +1,188 @@
+// The reader treats every byte as untrusted: truncated, foreign, corrupt and random files give
+// a clear Error or a snapshot with warnings, never a crash or an out-of-bounds read.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ledger/reader.h"
+#include "ledger_test_util.h"
+
+using namespace hangshim::ledger;
+using ledger_test::TempDir;
+
+namespace {
+
+// A small ledger with a communicator, records and a call-site, as bytes.
+std::vector<unsigned char> sample_bytes() {
+  TempDir dir;
+  Geometry g;
+  g.ring_capacity = 64;
+  g.comm_capacity = 4;
+  g.callsite_capacity = 4;
+  g.callsite_depth = 4;
+  g.strings_size = 4096;
+  auto w = ledger_test::make_writer(dir.file("s.ledger"), g);
+  if (!w) return {};
+  CommInit init;
+  init.key_kind = KeyKind::UniqueId;
+  init.key = 42;
+  init.rank = 0;
+  init.nranks = 2;
+  uint32_t comm = w->add_comm(init);
+  FrameText frames[] = {{"/x/train.py", "step", 7, 0}};
+  uint32_t site = w->add_callsite(frames, 0, 0, 5);
+  for (int i = 0; i < 10; ++i) {
+    RecordStart s;
+    s.op = Op::AllReduce;
+    s.comm = comm;
+    s.callsite = site;
+    s.seq = static_cast<uint64_t>(i + 1);
+    uint64_t index = w->begin_record(s);
+    w->record_returned(index, 2, 0, 0, 3);
+  }
+  const auto* base = reinterpret_cast<const unsigned char*>(&w->header());
+  return std::vector<unsigned char>(base, base + w->file_size());
+}
+
+pyframes::ErrorKind kind_of(const std::vector<unsigned char>& bytes) {
+  auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+  REQUIRE_FALSE(r.ok());
+  return r.error().kind;
+}
+
+template <class T>
+void poke(std::vector<unsigned char>& bytes, size_t offset, T value) {
+  std::memcpy(bytes.data() + offset, &value, sizeof(T));
+}
+
+}  // namespace
+
+TEST_CASE("ledger reader: the sample parses cleanly") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  auto r = parse_ledger(bytes.data(), bytes.size(), "sample");
+  REQUIRE(r.ok());
+  CHECK(r->records.size() == 10);
+  CHECK(r->callsites.size() == 1);
+  CHECK(r->comms.size() == 1);
+  CHECK(r->warnings.empty());
+}
+
+TEST_CASE("ledger reader: truncated, foreign and unfinished files are named as such") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  SUBCASE("shorter than a header") {
+    std::vector<unsigned char> cut(bytes.begin(), bytes.begin() + 100);
+    CHECK(kind_of(cut) == pyframes::ErrorKind::Truncated);
+  }
+  SUBCASE("a short file that is no ledger at all") {
+    std::vector<unsigned char> other(100, 'x');
+    CHECK(kind_of(other) == pyframes::ErrorKind::Corrupt);
+    CHECK(kind_of(std::vector<unsigned char>{}) == pyframes::ErrorKind::Corrupt);
+  }
+  SUBCASE("cut inside the sections") {
+    std::vector<unsigned char> cut(bytes.begin(), bytes.end() - 1);
+    CHECK(kind_of(cut) == pyframes::ErrorKind::Truncated);
+  }
+  SUBCASE("not a ledger") {
+    std::vector<unsigned char> other(bytes.size(), 'x');
+    CHECK(kind_of(other) == pyframes::ErrorKind::Corrupt);
+  }
+  SUBCASE("header never completed") {
+    std::memset(bytes.data(), 0, 8);
+    CHECK(kind_of(bytes) == pyframes::ErrorKind::Corrupt);
+  }
+  SUBCASE("another format version") {
+    poke<uint32_t>(bytes, offsetof(Header, version), 7);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == pyframes::ErrorKind::UnsupportedVersion);
+    CHECK(r.error().message.find("version 7") != std::string::npos);
+  }
+}
+
+TEST_CASE("ledger reader: impossible geometry is rejected") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  SUBCASE("ring capacity not a power of two") { poke<uint32_t>(bytes, offsetof(Header, ring_capacity), 63); }
+  SUBCASE("ring beyond the file") { poke<uint64_t>(bytes, offsetof(Header, ring_offset), bytes.size() - 8); }
+  SUBCASE("sections overlap") {
+    uint64_t comm_offset;
+    std::memcpy(&comm_offset, bytes.data() + offsetof(Header, comm_offset), 8);
+    poke<uint64_t>(bytes, offsetof(Header, ring_offset), comm_offset + 8);
+  }
+  SUBCASE("section inside the header") { poke<uint64_t>(bytes, offsetof(Header, strings_offset), 8); }
+  SUBCASE("huge capacity") { poke<uint32_t>(bytes, offsetof(Header, callsite_capacity), 0xffffffffu); }
+  SUBCASE("wrong entry size") { poke<uint32_t>(bytes, offsetof(Header, comm_entry_size), 255); }
+  SUBCASE("offset overflowing 64 bits") { poke<uint64_t>(bytes, offsetof(Header, ring_offset), ~uint64_t{7}); }
+  CHECK(kind_of(bytes) == pyframes::ErrorKind::Corrupt);
+}
+
+TEST_CASE("ledger reader: damaged entries are skipped with a warning") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  uint64_t ring_offset, callsite_offset;
+  std::memcpy(&ring_offset, bytes.data() + offsetof(Header, ring_offset), 8);
+  std::memcpy(&callsite_offset, bytes.data() + offsetof(Header, callsite_offset), 8);
+  SUBCASE("a record with an unknown op") {
+    poke<uint8_t>(bytes, ring_offset + 3 * sizeof(RingEntry) + offsetof(RingEntry, op), 200);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->records.size() == 9);
+    CHECK(r->warnings.size() == 1);
+  }
+  SUBCASE("a record left half-written by a killed writer") {
+    poke<uint64_t>(bytes, ring_offset + 5 * sizeof(RingEntry) + offsetof(RingEntry, stamp), 13);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->records.size() == 9);
+    CHECK(r->warnings.size() == 1);
+  }
+  SUBCASE("a call-site naming a string outside the pool") {
+    poke<uint32_t>(bytes, callsite_offset + sizeof(CallsiteEntry) + offsetof(CallsiteFrame, file), 1u << 30);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->callsites.empty());
+    CHECK(r->warnings.size() == 1);
+  }
+  SUBCASE("a call-site deeper than the ledger allows") {
+    poke<uint16_t>(bytes, callsite_offset + offsetof(CallsiteEntry, depth), 60000);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->callsites.empty());
+  }
+  SUBCASE("ring head far beyond what was written") {
+    poke<uint64_t>(bytes, offsetof(Header, ring_head), 1000000);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->records.empty());
+    CHECK(!r->warnings.empty());
+  }
+}
+
+TEST_CASE("ledger reader: random damage never crashes it") {
+  auto pristine = sample_bytes();
+  REQUIRE(!pristine.empty());
+  std::mt19937_64 random(12345);
+  size_t parsed = 0;
+  for (int round = 0; round < 3000; ++round) {
+    auto bytes = pristine;
+    int flips = 1 + static_cast<int>(random() % 16);
+    for (int i = 0; i < flips; ++i) {
+      // Mostly the header and the start of the sections, where the structure lives.
+      size_t limit = (random() % 4 == 0) ? bytes.size() : std::min<size_t>(bytes.size(), 4096 + 64 * 256);
+      bytes[random() % limit] = static_cast<unsigned char>(random());
+    }
+    auto r = parse_ledger(bytes.data(), bytes.size(), "fuzz");
+    if (r.ok()) {
+      ++parsed;
+      for (const auto& record : r->records) CHECK(record.op < kOpCount);
+    } else {
+      CHECK(!r.error().message.empty());
+    }
+  }
+  CHECK(parsed > 0);
+}
