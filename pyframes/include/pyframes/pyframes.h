@@ -28,7 +28,7 @@ struct ReadOptions {
 
 // Live process: discovery (/proc/PID/maps, ELF symbols, version), layout, walk; then what
 // /proc adds (executable, command line, RANK/LOCAL_RANK, comm names for threads Python did
-// not name, scheduler state). Errors: NotFound (no such PID), ProcessGone, PermissionDenied
+// not name, thread states from the kernel). Errors: NotFound (no such PID), ProcessGone, PermissionDenied
 // (hint: how to get the right), NotPython (names the executable), UnsupportedVersion.
 Result<Process> read_process(int64_t pid, const ReadOptions& options = {});
 
