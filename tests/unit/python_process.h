@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -38,15 +39,31 @@ inline std::vector<std::string> test_pythons() {
   return out;
 }
 
+// "3.11.7" for /root/.pyenv/versions/3.11.7/bin/python3 (or its lib/...), empty otherwise.
+inline std::string pyenv_version_of(const std::string& path) {
+  const std::string marker = "/versions/";
+  size_t at = path.find(marker);
+  if (at == std::string::npos) return {};
+  at += marker.size();
+  size_t end = path.find('/', at);
+  return end == std::string::npos ? std::string() : path.substr(at, end - at);
+}
+
 class PythonProcess {
  public:
-  PythonProcess(const std::string& python, const std::vector<std::string>& args) {
+  // stdout is read by read_line; stderr goes to /dev/null, or into the same pipe with
+  // `merge_stderr` (for checkers whose tracebacks a failing test should show).
+  PythonProcess(const std::string& python, const std::vector<std::string>& args, bool merge_stderr = false) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (merge_stderr) {
+      posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    }
     std::vector<std::string> all{python};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;

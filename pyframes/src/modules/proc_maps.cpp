@@ -54,7 +54,8 @@ Result<ModuleMap> read_proc_maps(pid_t pid) {
     if (error == ENOENT) return make_error(ErrorKind::NotFound, fmt::format("no process {}", pid), "check the PID");
     if (error == EACCES || error == EPERM) {
       return make_error(ErrorKind::PermissionDenied, fmt::format("cannot read {}: {}", path, std::strerror(error)),
-                        "run as the same user or root, or grant CAP_SYS_PTRACE");
+                        "run as the same user or root, or echo 0 > /proc/sys/kernel/yama/ptrace_scope, or grant "
+                        "CAP_SYS_PTRACE");
     }
     return make_error(ErrorKind::Io, fmt::format("cannot read {}: {}", path, std::strerror(error)));
   }

@@ -1,0 +1,32 @@
+// The whole `pyframes` command as a function of its arguments, its terminal and a process
+// reader, so that tests run it without real targets; cli/main.cpp only supplies the real ones.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli_support/parallel_read.h"
+
+namespace pyframes::cli {
+
+// Exit statuses shared by the hangshim CLIs.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitTargetProblem = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Terminal {
+  bool stdout_is_tty = false;
+  bool no_color = false;  // NO_COLOR is set to a non-empty value
+};
+
+struct Output {
+  std::string out;  // for stdout
+  std::string err;  // for stderr: one line per failed target or truncated thread
+};
+
+// Runs `pyframes args...` (args exclude the program name) and returns the exit status.
+int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const ProcessReader& reader,
+                 std::string_view version, Output& output);
+
+}  // namespace pyframes::cli

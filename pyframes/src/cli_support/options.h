@@ -1,0 +1,46 @@
+// Command-line options of `pyframes`, parsed from a table so that a new option is one entry:
+// its spellings, its value (if any), its help line and what it sets in Options. Positional
+// arguments are targets (PIDs now; core files will be the other kind).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pyframes/result.h"
+
+namespace pyframes::cli {
+
+enum class Action { Dump, Help, Version };
+
+struct Options {
+  Action action = Action::Dump;
+  std::vector<int64_t> pids;  // in the order given, duplicates removed
+  bool json = false;
+  bool lock = false;
+};
+
+struct OptionSpec {
+  std::string_view name;        // "--json"
+  std::string_view short_name;  // "-h", or empty
+  std::string_view value_name;  // empty for a flag; "PATTERN" for an option with a value
+  std::string_view help;        // one line for --help and the README
+  // Applies the option; returns an error message for a bad value, empty when fine.
+  std::string (*apply)(Options& options, std::string_view value);
+};
+
+// Every option, in the order --help lists them.
+const std::vector<OptionSpec>& option_specs();
+
+// Parses the arguments after the program name. Errors are ErrorKind::Usage with a message
+// naming the bad argument; "--help" or "--version" anywhere wins over missing targets.
+Result<Options> parse_options(const std::vector<std::string>& args);
+
+// A PID as given on the command line: decimal digits only, 1..4194304 (Linux's PID_MAX_LIMIT).
+Result<int64_t> parse_pid(std::string_view text);
+
+std::string help_text();
+std::string version_text(std::string_view version);  // "pyframes 0.1.0 (...)"
+
+}  // namespace pyframes::cli

@@ -1,0 +1,142 @@
+// The --json document. Field names are part of the interface (ARCHITECTURE.md, Conventions):
+// tools parse them, so they change only by addition.
+#include <algorithm>
+
+#include "pyframes/json_writer.h"
+#include "pyframes/render.h"
+
+namespace pyframes {
+
+namespace {
+
+const char* kind_name(Frame::Kind kind) { return kind == Frame::Kind::Native ? "native" : "python"; }
+
+const char* state_name(ThreadState state) {
+  switch (state) {
+    case ThreadState::Running: return "running";
+    case ThreadState::HoldsGil: return "holds_gil";
+    case ThreadState::WaitingForGil: return "waiting_for_gil";
+    case ThreadState::Idle: return "idle";
+    case ThreadState::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::NotFound: return "not_found";
+    case ErrorKind::PermissionDenied: return "permission_denied";
+    case ErrorKind::ProcessGone: return "process_gone";
+    case ErrorKind::NotPython: return "not_python";
+    case ErrorKind::UnsupportedVersion: return "unsupported_version";
+    case ErrorKind::BadAddress: return "bad_address";
+    case ErrorKind::Corrupt: return "corrupt";
+    case ErrorKind::Truncated: return "truncated";
+    case ErrorKind::Io: return "io";
+    case ErrorKind::Usage: return "usage";
+  }
+  return "unknown";
+}
+
+void write_frame(JsonWriter& json, const Frame& frame) {
+  json.begin_object();
+  json.key("function").value(frame.function);
+  json.key("qualname").value(frame.qualname.empty() ? frame.function : frame.qualname);
+  json.key("file").value(frame.file);
+  json.key("line").value(frame.line);
+  json.key("kind").value(kind_name(frame.kind));
+  if (frame.kind == Frame::Kind::Native) {
+    json.key("address").value(frame.address);
+    if (!frame.module.empty()) json.key("module").value(frame.module);
+    if (frame.offset != 0) json.key("offset").value(frame.offset);
+  }
+  if (frame.is_entry) json.key("entry").value(true);
+  if (!frame.locals.empty()) {
+    json.key("locals").begin_array();
+    for (const Local& local : frame.locals) {
+      json.begin_object();
+      json.key("name").value(local.name);
+      json.key("repr").value(local.repr);
+      json.key("argument").value(local.is_argument);
+      json.end_object();
+    }
+    json.end_array();
+  }
+  json.end_object();
+}
+
+void write_thread(JsonWriter& json, const Thread& thread) {
+  json.begin_object();
+  json.key("thread_id").value(thread.thread_id);
+  json.key("native_id").value(thread.native_id);
+  json.key("name").value(thread.name);
+  json.key("gil").value(thread.gil);
+  json.key("state").value(state_name(thread.state));
+  if (thread.truncated) {
+    json.key("truncated").value(true);
+    json.key("truncation_reason").value(thread.truncation_reason);
+  }
+  json.key("frames").begin_array();
+  for (const Frame& frame : thread.frames) write_frame(json, frame);
+  json.end_array();
+  json.end_object();
+}
+
+void write_process(JsonWriter& json, const Process& process) {
+  json.begin_object();
+  json.key("pid").value(process.pid);
+  if (!process.source.empty()) json.key("source").value(process.source);
+  json.key("python").value(process.python_version);
+  if (!process.executable.empty()) json.key("executable").value(process.executable);
+  if (!process.command_line.empty()) {
+    json.key("command_line").begin_array();
+    for (const std::string& argument : process.command_line) json.value(argument);
+    json.end_array();
+  }
+  if (!process.rank.empty()) json.key("rank").value(process.rank);
+  if (!process.local_rank.empty()) json.key("local_rank").value(process.local_rank);
+  if (!process.fatal_signal.empty()) json.key("fatal_signal").value(process.fatal_signal);
+  const bool truncated =
+      std::any_of(process.threads.begin(), process.threads.end(), [](const Thread& t) { return t.truncated; });
+  if (truncated) json.key("truncated").value(true);
+  if (!process.warnings.empty()) {
+    json.key("warnings").begin_array();
+    for (const std::string& warning : process.warnings) json.value(warning);
+    json.end_array();
+  }
+  json.key("threads").begin_array();
+  for (const Thread& thread : process.threads) write_thread(json, thread);
+  json.end_array();
+  json.end_object();
+}
+
+void write_failure(JsonWriter& json, const FailedTarget& failure) {
+  json.begin_object();
+  if (failure.pid != 0) json.key("pid").value(failure.pid);
+  json.key("target").value(failure.target);
+  json.key("kind").value(error_kind_name(failure.error.kind));
+  json.key("message").value(failure.error.message);
+  const std::string hint = failure.error.hint.empty() ? default_hint(failure.error.kind) : failure.error.hint;
+  if (!hint.empty()) json.key("hint").value(hint);
+  json.end_object();
+}
+
+}  // namespace
+
+std::string render_json(const std::vector<Process>& processes, const std::vector<FailedTarget>& failures,
+                        const JsonOptions& options) {
+  JsonWriter json(options.pretty);
+  json.begin_object();
+  json.key("processes").begin_array();
+  for (const Process& process : processes) write_process(json, process);
+  json.end_array();
+  if (!failures.empty()) {
+    json.key("errors").begin_array();
+    for (const FailedTarget& failure : failures) write_failure(json, failure);
+    json.end_array();
+  }
+  json.end_object();
+  return json.str() + "\n";
+}
+
+}  // namespace pyframes

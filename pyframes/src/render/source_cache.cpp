@@ -1,0 +1,91 @@
+// Source lines for the text renderer. Files come from the target's co_filename, so they may be
+// anything: missing, huge, a FIFO that would block, not UTF-8. Only regular files are opened,
+// non-blocking, and only their first `max_file_bytes` bytes are read.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string_view>
+
+#include "pyframes/render.h"
+#include "render/utf8.h"
+
+namespace pyframes {
+
+namespace {
+
+std::optional<std::string> read_regular_file(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string content;
+  content.resize(std::min<size_t>(static_cast<size_t>(info.st_size), max_bytes));
+  size_t filled = 0;
+  while (filled < content.size()) {
+    const ssize_t got = ::read(fd, content.data() + filled, content.size() - filled);
+    if (got <= 0) break;  // error or a file that shrank: keep what was read
+    filled += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  content.resize(filled);
+  return content;
+}
+
+std::vector<std::string> split_lines(std::string_view content) {
+  if (content.substr(0, 3) == "\xEF\xBB\xBF") content.remove_prefix(3);  // UTF-8 byte order mark
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos) end = content.size();
+    lines.emplace_back(content.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\f\v";
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  const size_t last = text.find_last_not_of(kSpace);
+  return text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+SourceCache::SourceCache(size_t max_files, size_t max_file_bytes)
+    : max_files_(max_files == 0 ? 1 : max_files), max_file_bytes_(max_file_bytes) {}
+
+const SourceCache::Entry& SourceCache::load(const std::string& path) {
+  if (auto found = index_.find(path); found != index_.end()) {
+    entries_.splice(entries_.begin(), entries_, found->second);  // most recently used first
+    return entries_.front();
+  }
+  Entry entry;
+  entry.path = path;
+  if (auto content = read_regular_file(path, max_file_bytes_)) {
+    entry.readable = true;
+    entry.lines = split_lines(*content);
+  }
+  entries_.push_front(std::move(entry));
+  index_[path] = entries_.begin();
+  while (entries_.size() > max_files_) {
+    index_.erase(entries_.back().path);
+    entries_.pop_back();
+  }
+  return entries_.front();
+}
+
+std::optional<std::string> SourceCache::line(const std::string& path, int line) {
+  if (path.empty() || line <= 0) return std::nullopt;
+  const Entry& entry = load(path);
+  if (!entry.readable || static_cast<size_t>(line) > entry.lines.size()) return std::nullopt;
+  return render::printable_line(trim(entry.lines[static_cast<size_t>(line) - 1]));
+}
+
+}  // namespace pyframes

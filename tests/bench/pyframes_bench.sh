@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Benchmarks pyframes against `gdb -batch -ex py-bt` on the same live process and prints a
+# markdown table (the README's "Benchmarks" table comes from here). Not run by ctest, except
+# the quick --smoke mode (label bench), which installs nothing.
+#   tests/bench/pyframes_bench.sh [--smoke] [--pyframes PATH] [--python PATH]
+# Installs with apt-get when missing (not in --smoke mode): gdb, python3.11 and python3.11-dbg
+# (debug symbols of Debian's /usr/bin/python3.11 and the py-bt gdb extension, which gdb needs;
+# pyframes needs neither), and time (GNU time, for peak memory).
+set -euo pipefail
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+smoke=0
+pyframes=${HANGSHIM_BUILD_DIR:-$top/build}/pyframes/pyframes
+python=/usr/bin/python3.11
+while (($#)); do
+  case $1 in
+    --smoke) smoke=1 ;;
+    --pyframes) pyframes=$2; shift ;;
+    --python) python=$2; shift ;;
+    *) echo "pyframes_bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ ! -x $pyframes ]]; then
+  echo "pyframes_bench: $pyframes is not built (run scripts/setup.sh first)" >&2
+  exit 2
+fi
+
+if ((!smoke)); then
+  missing=()
+  for p in gdb python3.11 python3.11-dbg time; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "pyframes_bench: installing ${missing[*]} (for the gdb py-bt comparison)" >&2
+    sudo=()
+    [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+if [[ ! -x $python ]]; then
+  echo "pyframes_bench: $python is missing (apt-get install python3.11, or pass --python)" >&2
+  exit 2
+fi
+args=(--pyframes "$pyframes" --python "$python")
+((smoke)) && args+=(--smoke)
+exec python3 "$here/pyframes_bench.py" "${args[@]}"

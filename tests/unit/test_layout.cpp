@@ -1,0 +1,150 @@
+// Layout tables: complete for every version, and right: each offset is checked from inside a
+// live interpreter of that version (fixtures/check_layout_offsets.py finds, through ctypes,
+// the objects the interpreter says are there), and the 3.13 table is compared with the
+// _Py_DebugOffsets CPython itself ships in libpython3.13.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "discovery/version_detect.h"
+#include "elf/elf_file.h"
+#include "layout/debug_offsets.h"
+#include "layout/layout_tables.h"
+#include "pyframes/layout.h"
+#include "pyframes/pyframes.h"
+#include "python_process.h"
+
+using namespace pyframes;
+
+namespace {
+
+// Reads nothing: select_layout only needs memory for 3.13+ debug offsets.
+class NoMemory final : public Memory {
+ public:
+  ReadStatus read(uint64_t, void*, size_t) const noexcept override { return ReadStatus::Unmapped; }
+  std::string describe() const override { return "no memory"; }
+};
+
+// An ELF file's initialised data as memory at its link-time addresses.
+class FileMemory final : public Memory {
+ public:
+  explicit FileMemory(const ElfFile& elf) : elf_(elf) {}
+  ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
+    std::string_view bytes = elf_.bytes_at(address, size);
+    if (bytes.size() != size) return ReadStatus::Unmapped;
+    std::memcpy(out, bytes.data(), size);
+    return ReadStatus::Ok;
+  }
+  std::string describe() const override { return elf_.path(); }
+
+ private:
+  const ElfFile& elf_;
+};
+
+Result<Layout> table_layout(int minor) {
+  PythonTarget target;
+  target.version = PyVersion{3, minor, -1, 0};
+  NoMemory memory;
+  return select_layout(memory, target);
+}
+
+#define LAYOUT_FIELDS(X)                                                                                        \
+  X(runtime.interpreters_head) X(runtime.interpreters_main) X(runtime.gilstate_tstate_current)                  \
+  X(runtime.ceval_gil) X(gil.locked) X(gil.last_holder) X(interpreter.next) X(interpreter.tstate_head)         \
+  X(interpreter.modules) X(interpreter.sysdict) X(interpreter.ceval_gil) X(thread_state.interp)               \
+  X(thread_state.frame) X(thread_state.cframe) X(thread_state.thread_id) X(thread_state.native_thread_id)      \
+  X(cframe.current_frame) X(frame_object.back) X(frame_object.code) X(frame_object.lasti)                     \
+  X(interpreter_frame.previous) X(interpreter_frame.executable) X(interpreter_frame.instr_ptr)                \
+  X(code.filename) X(code.name) X(code.qualname) X(code.firstlineno) X(code.argcount) X(code.kwonlyargcount)   \
+  X(code.flags) X(code.linetable) X(code.varnames) X(code.code) X(code.code_adaptive) X(object.ob_type)        \
+  X(object.ob_size) X(type.tp_name) X(type.tp_flags) X(type.tp_basicsize) X(type.tp_dictoffset)               \
+  X(type.managed_dict_offset) X(unicode.length) X(unicode.state) X(unicode.ascii_size) X(unicode.compact_size) \
+  X(unicode.kind_shift) X(unicode.compact_shift) X(unicode.ascii_shift) X(bytes.ob_sval) X(long_.ob_digit)     \
+  X(long_.lv_tag) X(long_.digit_size) X(long_.digit_bits) X(float_.ob_fval) X(tuple.ob_item) X(list.ob_item)   \
+  X(cell.ob_ref) X(dict.ma_used) X(dict.ma_values)
+
+std::string layout_json(const Layout& l) {
+  std::string out = "{";
+#define FIELD_JSON(name) out += fmt::format("\"{}\": {}, ", #name, l.name);
+  LAYOUT_FIELDS(FIELD_JSON)
+#undef FIELD_JSON
+  out.resize(out.size() - 2);
+  return out + "}";
+}
+
+std::optional<int> minor_of(const std::string& python) {
+  std::string installed = test_support::pyenv_version_of(python);
+  if (!installed.empty()) return std::stoi(installed.substr(2));
+  auto from_name = version_from_filename(python);
+  if (from_name) return from_name->minor;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("every generated layout has every field its version needs") {
+  REQUIRE(kGeneratedLayoutCount >= 8);
+  for (size_t i = 0; i < kGeneratedLayoutCount; ++i) {
+    CAPTURE(kGeneratedLayouts[i].minor);
+    auto layout = table_layout(kGeneratedLayouts[i].minor);
+    REQUIRE_MESSAGE(layout.ok(), layout.error().message);
+    CHECK(missing_layout_fields(*layout).empty());
+  }
+  for (int minor = 6; minor <= 13; ++minor) CHECK(find_generated_layout(3, minor) != nullptr);
+  CHECK_FALSE(table_layout(5).ok());
+  CHECK(table_layout(14).error().kind == ErrorKind::UnsupportedVersion);  // 3.14 needs the target's debug offsets
+}
+
+TEST_CASE("layout offsets find what each live interpreter reports") {
+  auto pythons = test_support::test_pythons();
+  if (pythons.empty()) {
+    MESSAGE("no CPython interpreters found: skipped");
+    return;
+  }
+  std::string script = std::string(HANGSHIM_SOURCE_DIR) + "/tests/unit/fixtures/check_layout_offsets.py";
+  for (const auto& python : pythons) {
+    CAPTURE(python);
+    auto minor = minor_of(python);
+    REQUIRE(minor.has_value());
+    auto layout = table_layout(*minor);
+    REQUIRE(layout.ok());
+    test_support::PythonProcess checker(python, {script, layout_json(*layout)}, true);
+    std::string output;
+    while (auto line = checker.read_line(std::chrono::seconds(30))) output += *line + "\n";
+    CAPTURE(output);
+    CHECK(output.find("checked ") != std::string::npos);
+    CHECK(std::count(output.begin(), output.end(), '\n') == 1);  // only the "checked N" line: no failure
+  }
+}
+
+TEST_CASE("the 3.13 table equals the _Py_DebugOffsets shipped in libpython3.13") {
+  const char* path = "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0";
+  if (!std::filesystem::exists(path)) {
+    MESSAGE("no libpython3.13: skipped");
+    return;
+  }
+  auto elf = ElfFile::open(path);
+  REQUIRE(elf.ok());
+  auto runtime = (*elf)->find_symbol("_PyRuntime");
+  REQUIRE(runtime.has_value());
+  FileMemory memory(**elf);  // _PyRuntime's debug offsets are initialised data in the file
+  uint32_t shipped = read_debug_offsets_version(memory, runtime->value).value_or(0);
+  REQUIRE((shipped >> 16) == 0x030Du);
+  auto table = table_layout(13);
+  REQUIRE(table.ok());
+  Layout from_target = *table;
+  auto applied = apply_debug_offsets(memory, runtime->value, from_target);
+  REQUIRE(applied.ok());
+#define FIELD_EQUAL(name) CHECK_MESSAGE(from_target.name == table->name, #name);
+  LAYOUT_FIELDS(FIELD_EQUAL)
+#undef FIELD_EQUAL
+  CHECK(from_target.interpreter_frame.owner == table->interpreter_frame.owner);
+  CHECK(from_target.interpreter_frame.localsplus == table->interpreter_frame.localsplus);
+  CHECK(from_target.code.localsplusnames == table->code.localsplusnames);
+  CHECK(from_target.code.localspluskinds == table->code.localspluskinds);
+  CHECK(from_target.dict.ma_keys == table->dict.ma_keys);
+}
