@@ -5,6 +5,7 @@ namespace hangshim::cli {
 namespace {
 constexpr Subcommand kSubcommands[] = {
     {"ledger", "print one process's ledger (the raw record): hangshim ledger FILE [--json]", cmd_ledger},
+    {"report", "which rank, which line, which iteration, why: hangshim report [DIR|FILE|EXPORT ...]", cmd_report},
 };
 }  // namespace
 

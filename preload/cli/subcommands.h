@@ -20,5 +20,6 @@ struct Subcommand {
 std::span<const Subcommand> subcommands();
 
 int cmd_ledger(std::span<char*> args);
+int cmd_report(std::span<char*> args);
 
 }  // namespace hangshim::cli
