@@ -19,6 +19,7 @@ hangshim_require_pkg(LIBUNWIND_PTRACE libunwind-ptrace libunwind-dev)
 hangshim_require_pkg(LIBUNWIND_COREDUMP libunwind-coredump libunwind-dev)
 hangshim_require_pkg(LIBUNWIND_GENERIC libunwind-generic libunwind-dev)
 hangshim_require_pkg(FMT fmt libfmt-dev)
+hangshim_require_pkg(ZLIB zlib zlib1g-dev)
 
 find_path(DOCTEST_INCLUDE_DIR doctest/doctest.h)
 if(HANGSHIM_BUILD_TESTS AND NOT DOCTEST_INCLUDE_DIR)

@@ -10,7 +10,7 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HANGSHIM_BUILD_DIR:-$top/build}
 
-packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev
+packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev zlib1g-dev
           doctest-dev gdb python3 procps)
 missing=()
 for p in "${packages[@]}"; do

@@ -2,6 +2,9 @@
 
 namespace hangshim::cli {
 
+int cmd_ledger(std::span<char*> args);  // cmd_ledger.cpp
+int cmd_report(std::span<char*> args);  // cmd_report.cpp
+
 namespace {
 constexpr Subcommand kSubcommands[] = {
     {"ledger", "print one process's ledger (the raw record): hangshim ledger FILE [--json]", cmd_ledger},

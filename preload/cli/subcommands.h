@@ -1,5 +1,5 @@
-// The `hangshim` subcommands. Adding one: a new file cmd_NAME.cpp defining `int cmd_NAME(...)`
-// plus one line in the table in subcommands.cpp.
+// The `hangshim` subcommands. Adding one: a new file cmd_NAME.cpp defining
+// `int hangshim::cli::cmd_NAME(std::span<char*> args)`, and its line in subcommands.cpp.
 #pragma once
 
 #include <span>
@@ -18,8 +18,5 @@ struct Subcommand {
 };
 
 std::span<const Subcommand> subcommands();
-
-int cmd_ledger(std::span<char*> args);
-int cmd_report(std::span<char*> args);
 
 }  // namespace hangshim::cli

@@ -46,6 +46,10 @@ class Parser {
 
   pyframes::Result<Ledger> parse() {
     if (size_ < kHeaderSize) {
+      if (size_ < 7 || std::memcmp(base_, kMagic, 7) != 0) {
+        return make_error(ErrorKind::Corrupt, fmt::format("{}: not a hangshim ledger ({} bytes)", out_.source, size_),
+                          "pass a file from HANGSHIM_DIR (default /dev/shm/hangshim-$UID)");
+      }
       return make_error(ErrorKind::Truncated,
                         fmt::format("{}: {} bytes, shorter than a ledger header ({} bytes)", out_.source, size_, kHeaderSize),
                         "the file was cut while being copied; copy it again");
@@ -370,8 +374,11 @@ pyframes::Result<Ledger> read_ledger_file(const std::string& path) {
   }
   size_t size = static_cast<size_t>(st.st_size);
   if (size < kHeaderSize) {
+    // Too short to map usefully: read what there is, and let the size check name the problem.
+    unsigned char head[kHeaderSize];
+    ssize_t got = ::pread(fd, head, sizeof head, 0);
     ::close(fd);
-    return parse_ledger("", size, path);  // the size check names the problem
+    return parse_ledger(head, got > 0 ? static_cast<size_t>(got) : 0, path);
   }
   void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);

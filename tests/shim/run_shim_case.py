@@ -273,9 +273,28 @@ def case_exec(c):
     expect([cm["coll_issued"] for cm in ledger["communicators"]] == [2], "ledger is not the new image's")
 
 
+def case_init_all(c):
+    """One process driving two devices (ncclCommInitAll): two communicators sharing one key;
+    and a communicator's configured name."""
+    code, _, err = c.run([c.args.driver, "init_all"], c.env())
+    expect(code == 0, "init_all program failed: %s" % err)
+    files = c.ledger_files()
+    expect(len(files) == 1, "expected one ledger, got %s" % files)
+    ledger = c.read(files[0])
+    both = [cm for cm in ledger["communicators"] if cm["key_kind"] == "init_all"]
+    expect(len(both) == 2, "init_all communicators: %s" % ledger["communicators"])
+    expect(both[0]["key"] == both[1]["key"], "init_all communicators have different keys")
+    expect([(cm["rank"], cm["nranks"], cm["device"]) for cm in both] == [(0, 2, 0), (1, 2, 1)], "ranks/devices %s" % both)
+    expect(all(cm["coll_issued"] == 1 == cm["coll_completed"] for cm in both), "init_all counters %s" % both)
+    grouped = [r for r in ledger["records"] if r["nccl_op"] == "all_reduce" and r["in_group"]]
+    expect(len(grouped) == 2 and grouped[0]["group"] == grouped[1]["group"] != 0, "the grouped pair %s" % grouped)
+    named = [cm for cm in ledger["communicators"] if cm["name"] == "trainer-dp"]
+    expect(len(named) == 1 and named[0]["coll_issued"] == 1, "the named communicator: %s" % ledger["communicators"])
+
+
 CASES = {"results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
          "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
-         "exec": case_exec}
+         "exec": case_exec, "init_all": case_init_all}
 
 
 def main():

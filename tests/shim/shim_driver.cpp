@@ -10,6 +10,8 @@
 //   shim_driver stall N            rank N-1 skips the 2nd all_reduce: the others stall in it
 //   shim_driver exec               collectives, then exec's itself ("exec-child"), which does more
 //   shim_driver signals M          SIGUSR1 storm while M collectives run
+//   shim_driver init_all           ncclCommInitAll over 2 devices, one grouped all_reduce each;
+//                                  then ncclCommInitRankConfig with a commName
 #include <cuda.h>
 #include <nccl.h>
 #include <signal.h>
@@ -267,6 +269,28 @@ int signals_case(int calls) {
   return failures == 0 && on_watchdog.load() == 0 && delivered.load() > 0 ? 0 : 1;
 }
 
+int init_all_case() {
+  set_rank_env(0, 1);
+  ncclComm_t comms[2];
+  int devices[2] = {0, 1};
+  if (!check(ncclCommInitAll(comms, 2, devices), 0, "init all")) return 1;
+  float a = 1.0f, b = 2.0f;
+  bool ok = check(ncclGroupStart(), 0, "group start") &&
+            check(ncclAllReduce(&a, &a, 1, ncclFloat, ncclSum, comms[0], nullptr), 0, "allreduce 0") &&
+            check(ncclAllReduce(&b, &b, 1, ncclFloat, ncclSum, comms[1], nullptr), 0, "allreduce 1") &&
+            check(ncclGroupEnd(), 0, "group end");
+  ok = ok && a == 3.0f && b == 3.0f;
+  for (auto c : comms) ncclCommDestroy(c);
+  ncclUniqueId id;
+  ncclComm_t named;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "trainer-dp";
+  ok = ok && check(ncclGetUniqueId(&id), 0, "id") && check(ncclCommInitRankConfig(&named, 1, id, 0, &config), 0, "init config");
+  ok = ok && check(ncclAllReduce(&a, &a, 1, ncclFloat, ncclSum, named, nullptr), 0, "allreduce named");
+  ncclCommDestroy(named);
+  return ok ? 0 : 1;
+}
+
 int exec_case(const char* self) {
   set_rank_env(0, 1);
   if (single_rank_collectives(3) != 0) return 1;
@@ -299,7 +323,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "signals") return signals_case(arg(2, 2000));
   if (mode == "exec") return exec_case(argv[0]);
+  if (mode == "init_all") return init_all_case();
   if (mode == "exec-child") return single_rank_collectives(2);
-  std::fprintf(stderr, "usage: shim_driver results|threads|fork|async|stall|signals|exec [args] (see the source)\n");
+  std::fprintf(stderr, "usage: shim_driver results|threads|fork|async|stall|signals|exec|init_all [args] (see the source)\n");
   return 2;
 }

@@ -1,5 +1,5 @@
-// A minimal JSON reader for test fixtures (objects, arrays, strings without \u escapes beyond
-// ASCII, numbers, booleans, null). Throws std::runtime_error on malformed input: fixtures are
+// A minimal JSON reader for test fixtures (objects, arrays, strings with \u escapes and
+// surrogate pairs, numbers, booleans, null). Throws std::runtime_error on malformed input: fixtures are
 // our own files, so a parse error is a test failure.
 #pragma once
 
@@ -71,13 +71,24 @@ class Parser {
           case 'u': {
             unsigned code = static_cast<unsigned>(std::stoul(text_.substr(at_, 4), nullptr, 16));
             at_ += 4;
+            // A UTF-16 surrogate pair (json.dumps writes characters beyond U+FFFF that way).
+            if (code >= 0xD800 && code < 0xDC00 && text_.compare(at_, 2, "\\u") == 0) {
+              unsigned low = static_cast<unsigned>(std::stoul(text_.substr(at_ + 2, 4), nullptr, 16));
+              at_ += 6;
+              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            }
             if (code < 0x80) {
               out += static_cast<char>(code);
             } else if (code < 0x800) {
               out += static_cast<char>(0xC0 | (code >> 6));
               out += static_cast<char>(0x80 | (code & 0x3F));
-            } else {
+            } else if (code < 0x10000) {
               out += static_cast<char>(0xE0 | (code >> 12));
+              out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+              out += static_cast<char>(0x80 | (code & 0x3F));
+            } else {
+              out += static_cast<char>(0xF0 | (code >> 18));
+              out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
               out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
               out += static_cast<char>(0x80 | (code & 0x3F));
             }

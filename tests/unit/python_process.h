@@ -53,7 +53,9 @@ class PythonProcess {
  public:
   // stdout is read by read_line; stderr goes to /dev/null, or into the same pipe with
   // `merge_stderr` (for checkers whose tracebacks a failing test should show).
-  PythonProcess(const std::string& python, const std::vector<std::string>& args, bool merge_stderr = false) {
+  // `extra_env` entries ("NAME=value") are added to this process's environment.
+  PythonProcess(const std::string& python, const std::vector<std::string>& args, bool merge_stderr = false,
+                const std::vector<std::string>& extra_env = {}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -69,7 +71,12 @@ class PythonProcess {
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, python.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    std::vector<std::string> env_strings(extra_env);
+    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, python.c_str(), &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
     out_ = fds[0];

@@ -175,3 +175,36 @@ TEST_CASE("cli parallel reads: several at once, bounded, results in order, excep
   CHECK(peak.load() > 1);
   CHECK(peak.load() <= 6);
 }
+
+TEST_CASE("cli app: core files and PIDs mix; core options reach the core reader") {
+  const std::string core = std::string(HANGSHIM_BINARY_DIR) + "/CMakeCache.txt";  // any existing file
+  std::vector<std::string> seen_search;
+  std::string seen_exe;
+  CoreReader fake_core = [&](const std::string& path, const CoreOptions& options) -> Result<Process> {
+    seen_exe = options.executable.value_or("");
+    seen_search = options.lib_search;
+    Process process = samples::two_thread_process(77);
+    process.source = path;
+    return process;
+  };
+  Output output;
+  const int status = run_pyframes({"--json", "2", core, "--exe", "/x/python", "--lib-search", "/a", "--lib-search", "/b"},
+                                  Terminal{}, Readers(fake_reader, fake_core), "1.0", output);
+  CHECK(status == kExitOk);
+  CHECK(seen_exe == "/x/python");
+  CHECK(seen_search == std::vector<std::string>{"/a", "/b"});
+  const auto doc = mini_json::parse(output.out);
+  REQUIRE(doc["processes"].array().size() == 2);
+  CHECK(doc["processes"][0]["pid"].number() == 2);
+  CHECK(doc["processes"][1]["source"].str() == core);
+}
+
+TEST_CASE("cli app: a failing core names the core in its error line") {
+  const std::string core = std::string(HANGSHIM_BINARY_DIR) + "/CMakeCache.txt";
+  CoreReader failing = [](const std::string& path, const CoreOptions&) -> Result<Process> {
+    return make_error(ErrorKind::Usage, path + " is not a core file");
+  };
+  Output output;
+  CHECK(run_pyframes({core}, Terminal{}, Readers(fake_reader, failing), "1.0", output) == kExitTargetProblem);
+  CHECK(output.err.rfind("pyframes: core " + core + ": ", 0) == 0);
+}

@@ -14,7 +14,7 @@ TEST_CASE("cli options: flags and PIDs in any order, duplicates dropped") {
   CHECK(parsed->action == Action::Dump);
   CHECK(parsed->json);
   CHECK(parsed->lock);
-  CHECK(parsed->pids == std::vector<int64_t>{12, 7, 9});
+  CHECK(parsed->targets == std::vector<Target>{{12, {}}, {7, {}}, {9, {}}});
 }
 
 TEST_CASE("cli options: defaults are text output and no locking") {

@@ -6,7 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include "json_lite.h"
 #include "memory/process_memory.h"
@@ -141,5 +147,79 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
     auto under_lock = read_process(target.pid(), locked);
     REQUIRE_MESSAGE(under_lock.ok(), under_lock.error().message);
     check_against_report(*under_lock, report, false);
+  }
+}
+
+TEST_CASE("a stripped libpython is read through .dynsym or the data scan") {
+  // Copies of libpython with `strip --strip-all` (no .symtab: 3.6's interp_head is gone, the
+  // exported _PyRuntime of 3.7+ stays in .dynsym), loaded through LD_LIBRARY_PATH.
+  if (std::system("strip --version >/dev/null 2>&1") != 0) {
+    MESSAGE("no strip: skipped");
+    return;
+  }
+  int tested = 0;
+  for (const auto& python : test_support::test_pythons()) {
+    std::string version = test_support::pyenv_version_of(python);
+    if (version.empty()) continue;
+    std::filesystem::path lib_dir = std::filesystem::path(python).parent_path().parent_path() / "lib";
+    std::filesystem::path library;
+    for (const auto& entry : std::filesystem::directory_iterator(lib_dir)) {
+      std::string name = entry.path().filename().string();
+      if (name.rfind("libpython3", 0) == 0 && name.size() > 7 && name.substr(name.size() - 7) == ".so.1.0") {
+        library = entry.path();
+      }
+    }
+    if (library.empty()) continue;
+    CAPTURE(python);
+    auto dir = std::filesystem::temp_directory_path() / fmt::format("pyframes-stripped-{}-{}", getpid(), version);
+    std::filesystem::create_directories(dir);
+    auto copy = dir / library.filename();
+    std::filesystem::copy_file(library, copy, std::filesystem::copy_options::overwrite_existing);
+    REQUIRE(std::system(fmt::format("strip --strip-all '{}'", copy.string()).c_str()) == 0);
+    {
+      PythonProcess target(python, {kTarget, "--shallow"}, false, {"LD_LIBRARY_PATH=" + dir.string()});
+      REQUIRE(target.pid() > 0);
+      auto line = target.read_line(std::chrono::seconds(60));
+      REQUIRE(line.has_value());
+      json_lite::Value report = json_lite::Parser(*line).parse();
+      auto modules = read_proc_maps(target.pid());
+      REQUIRE(modules.ok());
+      auto files = modules->files();
+      REQUIRE(std::find(files.begin(), files.end(), copy.string()) != files.end());  // the stripped copy runs
+      auto process = read_process(target.pid(), ReadOptions{});
+      REQUIRE_MESSAGE(process.ok(), process.error().message);
+      check_against_report(*process, report, false);
+    }
+    std::filesystem::remove_all(dir);
+    ++tested;
+  }
+  CHECK(tested > 0);
+}
+
+TEST_CASE("several targets read in parallel threads") {
+  // The CLI reads many PIDs at once: nothing in the engine may be shared unsafely.
+  auto pythons = test_support::test_pythons();
+  if (pythons.size() < 2) {
+    MESSAGE("fewer than two interpreters: skipped");
+    return;
+  }
+  std::vector<std::unique_ptr<PythonProcess>> targets;
+  std::vector<json_lite::Value> reports;
+  for (const auto& python : pythons) {
+    targets.push_back(std::make_unique<PythonProcess>(python, std::vector<std::string>{kTarget, "--shallow"}));
+    auto line = targets.back()->read_line(std::chrono::seconds(60));
+    REQUIRE(line.has_value());
+    reports.push_back(json_lite::Parser(*line).parse());
+  }
+  std::vector<Result<Process>> results(targets.size(), make_error(ErrorKind::Io, "not read"));
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    readers.emplace_back([&, i] { results[i] = read_process(targets[i]->pid(), ReadOptions{}); });
+  }
+  for (auto& reader : readers) reader.join();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    CAPTURE(pythons[i]);
+    REQUIRE_MESSAGE(results[i].ok(), results[i].error().message);
+    check_against_report(*results[i], reports[i], false);
   }
 }

@@ -78,6 +78,11 @@ TEST_CASE("ledger reader: truncated, foreign and unfinished files are named as s
     std::vector<unsigned char> cut(bytes.begin(), bytes.begin() + 100);
     CHECK(kind_of(cut) == pyframes::ErrorKind::Truncated);
   }
+  SUBCASE("a short file that is no ledger at all") {
+    std::vector<unsigned char> other(100, 'x');
+    CHECK(kind_of(other) == pyframes::ErrorKind::Corrupt);
+    CHECK(kind_of(std::vector<unsigned char>{}) == pyframes::ErrorKind::Corrupt);
+  }
   SUBCASE("cut inside the sections") {
     std::vector<unsigned char> cut(bytes.begin(), bytes.end() - 1);
     CHECK(kind_of(cut) == pyframes::ErrorKind::Truncated);

@@ -82,9 +82,8 @@ bool CallsiteCapture::setup_locked() {
     ready_.store(2, std::memory_order_release);  // not a Python process: capture stays off
     return false;
   }
-  using IsInitialized = int (*)();
-  auto is_initialized = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
-  if (is_initialized != nullptr && is_initialized() == 0) return false;  // too early: try again later
+  is_initialized_ = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  if (is_initialized_ != nullptr && is_initialized_() == 0) return false;  // too early: try again later
 
   auto modules = pyframes::read_proc_maps(::getpid());
   if (!modules) {
@@ -162,7 +161,8 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
   size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain, depth_) : 0;
   bool borrowed = false;
-  if (n == 0) {
+  if (n == 0 && (is_initialized_ == nullptr || is_initialized_() != 0)) {
+    // (After Py_Finalize the main thread's state is gone: nothing to borrow.)
     uint64_t main = main_thread_state();
     if (main != 0 && main != tstate) {
       n = collect(main, *foreign_memory_, chain, depth_);
@@ -177,6 +177,8 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   if (const Slot* slot = find(hash, chain, n)) {
     id = slot->id;
     flags = slot->flags;
+  } else if (full_.load(std::memory_order_relaxed)) {
+    return {};  // a new chain, but the cache is full: no call-site (and no lock on the hot path)
   } else {
     try {
       std::lock_guard<std::mutex> lock(miss_mutex_);
@@ -203,7 +205,10 @@ CallsiteHit CallsiteCapture::capture() noexcept {
 uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
                                  uint32_t* flags) {
   *flags = 0;
-  if (chains_used_ >= chains_capacity_) return 0;  // nothing more can be remembered
+  if (chains_used_ >= chains_capacity_) {
+    full_.store(true, std::memory_order_relaxed);
+    return 0;
+  }
   const pyframes::Memory& memory = borrowed ? *foreign_memory_ : *own_memory_;
   std::vector<pyframes::Frame> frames;
   frames.reserve(depth);

@@ -77,6 +77,8 @@ class CallsiteCapture {
   std::atomic<int> ready_{0};  // 0 not tried, 1 ready, 2 unavailable (no Python)
   using GetThisThreadState = void* (*)();
   GetThisThreadState get_this_thread_state_ = nullptr;
+  using IsInitialized = int (*)();
+  IsInitialized is_initialized_ = nullptr;  // Py_IsInitialized: no borrowing once Python is finalized
   pyframes::PythonTarget target_;
   pyframes::Layout layout_;
   std::unique_ptr<pyframes::SelfMemory> own_memory_;      // table mode: the caller's own frames
@@ -88,6 +90,7 @@ class CallsiteCapture {
   std::unique_ptr<pyframes::CodeLocation[]> chains_;  // depth_ locations per interned call-site
   uint32_t chains_used_ = 0;                          // in call-sites
   uint32_t chains_capacity_ = 0;
+  std::atomic<bool> full_{false};  // nothing more can be remembered: new chains skip the slow path
 
   mutable std::mutex miss_mutex_;  // the slow path: setup, describing and interning
   std::vector<std::string> descriptions_;  // by id - 1

@@ -7,32 +7,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "ledger/names.h"
 #include "ledger/reader.h"
 
 namespace hangshim::shim {
 
 using pyframes::ErrorKind;
 using pyframes::make_error;
-
-namespace {
-constexpr std::string_view kPrefix = "hangshim-";
-constexpr std::string_view kSuffix = ".ledger";
-
-std::string sanitize_host(const std::string& host) {
-  std::string out;
-  for (char c : host) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
-    out.push_back(ok ? c : '_');
-  }
-  if (out.empty()) out = "unknown";
-  return out.substr(0, 64);
-}
-}  // namespace
 
 pyframes::Result<void> prepare_directory(const std::string& dir, uint32_t uid) {
   if (dir.empty() || dir[0] != '/') {
@@ -68,54 +53,15 @@ pyframes::Result<void> prepare_directory(const std::string& dir, uint32_t uid) {
   return {};
 }
 
-std::string ledger_file_name(const std::string& host, int64_t pid, int32_t rank) {
-  std::string rank_part = rank >= 0 ? fmt::format("r{:05}", rank) : "norank";
-  return fmt::format("{}{}-{}-{}{}", kPrefix, rank_part, sanitize_host(host), pid, kSuffix);
-}
-
-std::string stacks_file_name(const std::string& ledger_name) {
-  std::string base = ledger_name;
-  if (base.size() > kSuffix.size() && base.compare(base.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
-    base.resize(base.size() - kSuffix.size());
-  }
-  return base + ".stacks.txt";
-}
-
-bool parse_ledger_file_name(const std::string& name, ParsedLedgerName& out) {
-  std::string_view n = name;
-  if (n.size() <= kPrefix.size() + kSuffix.size() || n.substr(0, kPrefix.size()) != kPrefix ||
-      n.substr(n.size() - kSuffix.size()) != kSuffix) {
-    return false;
-  }
-  n = n.substr(kPrefix.size(), n.size() - kPrefix.size() - kSuffix.size());
-  size_t first = n.find('-');
-  size_t last = n.rfind('-');
-  if (first == std::string_view::npos || last == first) return false;
-  std::string_view rank = n.substr(0, first);
-  std::string_view host = n.substr(first + 1, last - first - 1);
-  std::string_view pid = n.substr(last + 1);
-  if (rank == "norank") {
-    out.rank = -1;
-  } else {
-    if (rank.size() < 2 || rank[0] != 'r') return false;
-    auto [end, ec] = std::from_chars(rank.data() + 1, rank.data() + rank.size(), out.rank);
-    if (ec != std::errc() || end != rank.data() + rank.size()) return false;
-  }
-  auto [end, ec] = std::from_chars(pid.data(), pid.data() + pid.size(), out.pid);
-  if (ec != std::errc() || end != pid.data() + pid.size() || out.pid <= 0 || host.empty()) return false;
-  out.host = std::string(host);
-  return true;
-}
-
 int sweep_dead_ledgers(const std::string& dir, const std::string& host, uint64_t now_ns, uint32_t keep_seconds) {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return 0;
-  std::string ours = sanitize_host(host);
+  std::string ours = ledger::file_name_host(host);
   int removed = 0;
   while (dirent* entry = ::readdir(d)) {
-    ParsedLedgerName parsed;
+    ledger::ParsedLedgerName parsed;
     std::string name = entry->d_name;
-    if (!parse_ledger_file_name(name, parsed) || parsed.host != ours) continue;
+    if (!ledger::parse_ledger_file_name(name, parsed) || parsed.host != ours) continue;
     if (::kill(static_cast<pid_t>(parsed.pid), 0) == 0 || errno == EPERM) continue;  // alive
     std::string path = dir + "/" + name;
     auto ledger = ledger::read_ledger_file(path);
@@ -124,7 +70,7 @@ int sweep_dead_ledgers(const std::string& dir, const std::string& host, uint64_t
     uint64_t last = std::max({h.start_ns, h.heartbeat_ns, h.exit_ns, h.stall_ns});
     if (now_ns < last || now_ns - last < uint64_t{keep_seconds} * 1000000000ull) continue;
     if (::unlink(path.c_str()) == 0) ++removed;
-    ::unlink((dir + "/" + stacks_file_name(name)).c_str());
+    ::unlink((dir + "/" + ledger::stacks_file_name(name)).c_str());
   }
   ::closedir(d);
   return removed;

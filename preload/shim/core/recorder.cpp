@@ -14,6 +14,7 @@
 
 #include "shim/core/callsite_capture.h"
 #include "shim/core/clock.h"
+#include "ledger/names.h"
 #include "shim/core/ledger_files.h"
 #include "shim/core/log.h"
 #include "shim/core/watchdog.h"
@@ -148,7 +149,7 @@ Recorder* Recorder::create() noexcept {
     ledger::Geometry geometry;
     geometry.ring_capacity = config.ring;
     geometry.callsite_depth = config.callsite_depth;
-    std::string name = ledger_file_name(r->host_, r->pid_, rank.rank);
+    std::string name = ledger::ledger_file_name(r->host_, r->pid_, rank.rank);
     auto writer = ledger::Writer::create(config.dir + "/" + name, geometry, identity);
     if (!writer) {
       warn_once(fmt::format("recording off: {}{}", writer.error().message,
@@ -161,15 +162,21 @@ Recorder* Recorder::create() noexcept {
       int version = 0;
       if (q->get_version(&version) == 0) ledger::store_relaxed(r->writer_->header().nccl_version, version);
     }
-    r->stacks_path_ = config.dir + "/" + stacks_file_name(name);
-    r->cuda_enabled_ = config.cuda_events;
+    r->stacks_path_ = config.dir + "/" + ledger::stacks_file_name(name);
     if (config.callsites) {
       r->callsites_ = std::make_unique<CallsiteCapture>(*r->writer_, config);
       r->writer_->add_features(ledger::kFeatureCallsites);
     }
+    // Events are polled by the watchdog: without it, completion is the return. Decided before
+    // the thread starts (it reads the setting).
+    r->cuda_enabled_ = config.cuda_events && config.watchdog;
     if (config.watchdog) {
       r->watchdog_ = std::make_unique<Watchdog>(*r);
-      if (r->watchdog_->start()) r->writer_->add_features(ledger::kFeatureWatchdog);
+      if (r->watchdog_->start()) {
+        r->writer_->add_features(ledger::kFeatureWatchdog);
+      } else {
+        r->cuda_enabled_ = false;  // no thread was made: nothing reads it concurrently
+      }
     }
     return r.release();
   } catch (...) {
@@ -182,7 +189,9 @@ Recorder::~Recorder() = default;
 
 void Recorder::on_exit() noexcept {
   if (pid_ != ::getpid()) return;  // a fork child running its parent's handlers
-  if (watchdog_) watchdog_->stop(200);
+  // Our handler was registered after the application's CUDA set-up, so it runs before CUDA's
+  // own exit handlers: the driver is still there for a last look at pending events.
+  if (watchdog_ && watchdog_->stop(200)) watchdog_->poll_completions(wall_ns());
   ledger::Header& h = writer_->header();
   ledger::store_relaxed(h.exit_ns, now_ns());
   writer_->set_state(ledger::ProcessState::Exited);

@@ -4,33 +4,70 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "memory/self_memory.h"
-#include "pyframes/pyframes.h"
+#include "pyframes/callsite.h"
+#include "pyframes/layout.h"
 #include "shim/core/callsite_capture.h"
 
 namespace hangshim::shim {
 
 namespace {
 
-std::string render(const pyframes::Process& process) {
-  std::string out = fmt::format("Python {} — {} thread(s), most recent call first\n", process.python_version,
-                                process.threads.size());
-  for (const auto& t : process.threads) {
-    out += fmt::format("\nThread {:#x}", t.thread_id);
-    if (t.native_id != 0) out += fmt::format(" (native {})", t.native_id);
-    if (!t.name.empty()) out += fmt::format(" \"{}\"", t.name);
-    if (t.gil) out += " holds the GIL";
-    out += "\n";
-    if (t.frames.empty()) out += "  (no Python frames)\n";
-    for (const auto& f : t.frames) {
-      out += fmt::format("  File \"{}\", line {}, in {}\n", f.file, f.line, f.qualname.empty() ? f.function : f.qualname);
+constexpr size_t kMaxThreads = 1024;
+constexpr size_t kMaxFrames = 256;
+
+std::string thread_name(int64_t native_id) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%lld/comm", static_cast<long long>(native_id));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buffer[64] = {};
+  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  std::string name(buffer, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+// Every thread's Python frames through the allocation-free call-site API of pyframes (the same
+// walker, over memory read through the kernel: the other threads keep running meanwhile).
+std::string render(const pyframes::Memory& memory, const pyframes::PythonTarget& target, const pyframes::Layout& layout) {
+  std::vector<pyframes::ThreadStateRef> threads(kMaxThreads);
+  size_t count = pyframes::list_thread_states(memory, layout, target, threads.data(), threads.size());
+  std::string out = fmt::format("Python {}: {} thread(s), oldest first; frames most recent call first\n",
+                                target.version.str(), count);
+  std::vector<pyframes::CodeLocation> locations(kMaxFrames);
+  for (size_t t = count; t-- > 0;) {
+    const auto& thread = threads[t];
+    out += fmt::format("\nThread {:#x}", thread.thread_id);
+    int64_t native = 0;
+    if (layout.thread_state.native_thread_id >= 0 &&
+        memory.read(thread.tstate + static_cast<uint64_t>(layout.thread_state.native_thread_id), &native, 8) ==
+            pyframes::ReadStatus::Ok &&
+        native > 0) {
+      out += fmt::format(" (native {})", native);
+      std::string name = thread_name(native);
+      if (!name.empty()) out += fmt::format(" \"{}\"", name);
     }
-    if (t.truncated) out += fmt::format("  (stack cut: {})\n", t.truncation_reason);
+    out += "\n";
+    size_t frames = pyframes::collect_code_locations(memory, layout, thread.tstate, locations.data(), locations.size());
+    if (frames == 0) out += "  (no Python frames)\n";
+    for (size_t f = 0; f < frames; ++f) {
+      auto frame = pyframes::describe_code_location(memory, layout, locations[f]);
+      if (!frame) {
+        out += fmt::format("  (frame unreadable: {})\n", frame.error().message);
+        continue;
+      }
+      out += fmt::format("  File \"{}\", line {}, in {}\n", frame->file, frame->line,
+                         frame->qualname.empty() ? frame->function : frame->qualname);
+    }
+    if (frames == locations.size()) out += "  (deeper frames not shown)\n";
   }
-  for (const auto& w : process.warnings) out += fmt::format("\nwarning: {}\n", w);
   return out;
 }
 
@@ -56,8 +93,7 @@ bool write_python_stacks(const std::string& path, CallsiteCapture* callsites, co
     pyframes::Layout layout;
     if (callsites != nullptr && callsites->python(&target, &layout)) {
       pyframes::SelfMemory memory(pyframes::SelfMemory::Mode::Syscall);
-      auto process = pyframes::read_stacks(memory, target, layout, pyframes::ReadOptions{});
-      text += process ? render(*process) : fmt::format("Python stacks unreadable: {}\n", process.error().message);
+      text += render(memory, target, layout);
     } else {
       text += "No Python call-site capture in this process (not a Python program, or HANGSHIM_CALLSITES=0).\n";
     }

@@ -1,6 +1,9 @@
 // The stall dump: this process's Python stacks, every thread, read through pyframes from our
 // own memory (syscall mode: the other threads keep running; no ptrace needed, so it works
-// where ptrace is forbidden) and written as text next to the ledger.
+// where ptrace is forbidden) and written as text next to the ledger. It uses pyframes'
+// allocation-free call-site API (thread states, code locations) rather than read_stacks,
+// whose native-thread-id probe reads raw memory past pthread_self() and can fault inside a
+// process that is not ours to crash.
 #pragma once
 
 #include <string>

@@ -48,9 +48,10 @@ bool Watchdog::start() noexcept {
   return ok;
 }
 
-void Watchdog::stop(uint32_t wait_ms) noexcept {
+bool Watchdog::stop(uint32_t wait_ms) noexcept {
   stop_.store(true, std::memory_order_release);
   for (uint32_t waited = 0; running_.load(std::memory_order_acquire) && waited < wait_ms; ++waited) sleep_ms(1);
+  return !running_.load(std::memory_order_acquire);
 }
 
 void* Watchdog::main(void* self) {
@@ -70,15 +71,19 @@ void* Watchdog::main(void* self) {
 void Watchdog::tick(uint64_t now) noexcept {
   calibrate_clock();
   r_.writer().heartbeat(now);
-  if (CudaCompletion* cuda = r_.completion()) {
-    bool any = false;
-    cuda->poll([&](const PendingCompletion& p, bool ok) {
-      any = true;
-      r_.complete(p.index, p.comm, p.seq, p.p2p, now, ok ? 0 : kRecordUntracked);
-    });
-    if (any) r_.writer().add_features(kFeatureCudaCompletion);
-  }
+  poll_completions(now);
   check_stall(now);
+}
+
+void Watchdog::poll_completions(uint64_t now) noexcept {
+  CudaCompletion* cuda = r_.completion();
+  if (cuda == nullptr) return;
+  bool any = false;
+  cuda->poll([&](const PendingCompletion& p, bool ok) {
+    any = true;
+    r_.complete(p.index, p.comm, p.seq, p.p2p, now, ok ? 0 : kRecordUntracked);
+  });
+  if (any) r_.writer().add_features(kFeatureCudaCompletion);
 }
 
 void Watchdog::check_stall(uint64_t now) noexcept {

@@ -21,11 +21,15 @@ class Watchdog {
   explicit Watchdog(Recorder& recorder) : r_(recorder) {}
   bool start() noexcept;  // false if the thread could not be created (recording goes on without)
   // Asks the thread to stop and waits up to `wait_ms` for it (at exit: it must not be inside
-  // the CUDA driver while the driver is torn down).
-  void stop(uint32_t wait_ms) noexcept;
+  // the CUDA driver while the driver is torn down). True once it has stopped.
+  bool stop(uint32_t wait_ms) noexcept;
 
   // One round of work (the thread calls it; tests call it directly).
   void tick(uint64_t now) noexcept;
+  // Completes records whose CUDA events have fired (a tick does it; so does the exit handler,
+  // once the thread has stopped, so that a process that synchronized and exited between two
+  // ticks does not leave its last collectives looking pending).
+  void poll_completions(uint64_t now) noexcept;
 
  private:
   static void* main(void* self);

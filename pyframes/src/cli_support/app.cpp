@@ -11,8 +11,6 @@ namespace {
 
 constexpr const char* kProgram = "pyframes";
 
-std::string target_name(int64_t pid) { return fmt::format("process {}", pid); }
-
 std::string thread_label(const Thread& thread, size_t index) {
   if (thread.native_id != 0) return fmt::format("{}", thread.native_id);
   if (thread.thread_id != 0) return fmt::format("{:#x}", thread.thread_id);
@@ -21,7 +19,7 @@ std::string thread_label(const Thread& thread, size_t index) {
 
 // A cut frame chain is reported like a failed read, one line per process: the output is
 // incomplete, and scripts must be able to tell.
-void report_truncation(const Process& process, Output& output) {
+void report_truncation(const Process& process, const Target& target, Output& output) {
   std::vector<size_t> cut;
   for (size_t i = 0; i < process.threads.size(); ++i) {
     if (process.threads[i].truncated) cut.push_back(i);
@@ -32,7 +30,7 @@ void report_truncation(const Process& process, Output& output) {
                                 first.frames.size(),
                                 first.truncation_reason.empty() ? "frame chain cut" : first.truncation_reason);
   if (cut.size() > 1) why += fmt::format("; {} more threads truncated", cut.size() - 1);
-  output.err += format_error_line(kProgram, target_name(process.pid), make_error(ErrorKind::Corrupt, why)) + "\n";
+  output.err += format_error_line(kProgram, target.name(), make_error(ErrorKind::Corrupt, why)) + "\n";
 }
 
 bool has_truncation(const Process& process) {
@@ -44,7 +42,7 @@ bool has_truncation(const Process& process) {
 
 }  // namespace
 
-int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const ProcessReader& reader,
+int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const Readers& readers,
                  std::string_view version, Output& output) {
   auto parsed = parse_options(args);
   if (!parsed) {
@@ -61,9 +59,19 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
     return kExitOk;
   }
 
-  ReadOptions read_options;
-  read_options.lock = options.lock;
-  std::vector<Result<Process>> results = read_processes(options.pids, read_options, reader, default_parallelism());
+  CoreOptions core_options;
+  core_options.read.lock = options.lock;
+  if (!options.core_executable.empty()) core_options.executable = options.core_executable;
+  core_options.lib_search = options.lib_search;
+  core_options.root = options.root;
+  const std::vector<Target>& targets = options.targets;
+  std::vector<Result<Process>> results = read_in_parallel(
+      targets.size(),
+      [&](size_t i) {
+        return targets[i].is_core() ? readers.core(targets[i].core_path, core_options)
+                                    : readers.process(targets[i].pid, core_options.read);
+      },
+      default_parallelism());
 
   int status = kExitOk;
   std::vector<Process> processes;
@@ -71,14 +79,14 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i]) {
       Process& process = results[i].value();
-      if (process.pid == 0) process.pid = options.pids[i];
-      report_truncation(process, output);
+      if (process.pid == 0) process.pid = targets[i].pid;
+      report_truncation(process, targets[i], output);
       if (has_truncation(process)) status = kExitTargetProblem;
       processes.push_back(std::move(process));
     } else {
       const Error& error = results[i].error();
-      output.err += format_error_line(kProgram, target_name(options.pids[i]), error) + "\n";
-      failures.push_back(FailedTarget{options.pids[i], target_name(options.pids[i]), error});
+      output.err += format_error_line(kProgram, targets[i].name(), error) + "\n";
+      failures.push_back(FailedTarget{targets[i].pid, targets[i].name(), error});
       status = kExitTargetProblem;
     }
   }

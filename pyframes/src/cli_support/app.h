@@ -3,10 +3,12 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <vector>
 
 #include "cli_support/parallel_read.h"
+#include "pyframes/core.h"
 
 namespace pyframes::cli {
 
@@ -25,8 +27,21 @@ struct Output {
   std::string err;  // for stderr: one line per failed target or truncated thread
 };
 
+using CoreReader = std::function<Result<Process>(const std::string& path, const CoreOptions& options)>;
+
+// How targets are read: live processes through `process`, core files through `core`.
+struct Readers {
+  // Implicit from any process-reading callable, so tests that only read PIDs pass just that.
+  template <class F>
+    requires std::is_invocable_r_v<Result<Process>, F, int64_t, const ReadOptions&>
+  Readers(F&& process_reader, CoreReader core_reader = read_core)  // NOLINT: implicit by design
+      : process(std::forward<F>(process_reader)), core(std::move(core_reader)) {}
+  ProcessReader process;
+  CoreReader core;
+};
+
 // Runs `pyframes args...` (args exclude the program name) and returns the exit status.
-int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const ProcessReader& reader,
+int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const Readers& readers,
                  std::string_view version, Output& output);
 
 }  // namespace pyframes::cli

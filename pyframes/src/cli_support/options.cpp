@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -20,8 +22,33 @@ const OptionSpec* find_option(std::string_view spelling) {
   return nullptr;
 }
 
-void add_pid(Options& options, int64_t pid) {
-  if (std::find(options.pids.begin(), options.pids.end(), pid) == options.pids.end()) options.pids.push_back(pid);
+void add_target(Options& options, Target target) {
+  if (std::find(options.targets.begin(), options.targets.end(), target) == options.targets.end()) {
+    options.targets.push_back(std::move(target));
+  }
+}
+
+bool is_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_regular_file(std::string_view path) {
+  struct stat st {};
+  return ::stat(std::string(path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A positional argument: digits are a PID, an existing file is a core; anything else is a
+// typo worth a usage error before any target is read.
+Result<Target> parse_target(std::string_view text) {
+  if (is_digits(text)) {
+    auto pid = parse_pid(text);
+    if (!pid) return pid.take_error();
+    return Target{*pid, {}};
+  }
+  if (!is_regular_file(text)) {
+    return usage(fmt::format("'{}' is neither a PID nor a core file (no such file)", text));
+  }
+  return Target{0, std::string(text)};
 }
 
 }  // namespace
@@ -32,6 +59,12 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.json = true; return std::string(); }},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
        [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
+      {"--exe", "", "PATH", "cores: the executable that wrote the core, when not at its original path",
+       [](Options& o, std::string_view v) { o.core_executable = v; return std::string(); }},
+      {"--lib-search", "", "DIR", "cores: a directory to look for moved files in (repeatable)",
+       [](Options& o, std::string_view v) { o.lib_search.emplace_back(v); return std::string(); }},
+      {"--root", "", "DIR", "cores: prefix for every path the core names (a container root, a copied file system)",
+       [](Options& o, std::string_view v) { o.root = v; return std::string(); }},
       {"--help", "-h", "", "show this help and exit",
        [](Options& o, std::string_view) { o.action = Action::Help; return std::string(); }},
       {"--version", "-V", "", "print the version and exit",
@@ -43,9 +76,13 @@ const std::vector<OptionSpec>& option_specs() {
   return specs;
 }
 
+std::string Target::name() const {
+  return is_core() ? fmt::format("core {}", core_path) : fmt::format("process {}", pid);
+}
+
 Result<int64_t> parse_pid(std::string_view text) {
   int64_t pid = 0;
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits = is_digits(text);
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
   if (!digits || ec != std::errc() || end != text.data() + text.size() || pid <= 0 || pid > kPidMaxLimit) {
     return usage(fmt::format("'{}' is not a PID (a number from 1 to {})", text, kPidMaxLimit));
@@ -87,21 +124,22 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     }
   }
   if (options.action != Action::Dump) return options;
-  for (std::string_view target : targets) {
-    auto pid = parse_pid(target);
-    if (!pid) return pid.take_error();
-    add_pid(options, *pid);
+  for (std::string_view text : targets) {
+    auto target = parse_target(text);
+    if (!target) return target.take_error();
+    add_target(options, std::move(*target));
   }
-  if (options.pids.empty()) return usage("no PID given (usage: pyframes [options] PID...)");
+  if (options.targets.empty()) return usage("no PID or core file given (usage: pyframes [options] PID|CORE...)");
   return options;
 }
 
 std::string help_text() {
   std::string text =
-      "Usage: pyframes [options] PID...\n"
+      "Usage: pyframes [options] PID|CORE...\n"
       "\n"
-      "Print the Python stacks of running CPython 3.6-3.14 processes, innermost frame first,\n"
-      "without debug symbols and without stopping them. Several PIDs are read in parallel.\n"
+      "Print the Python stacks of running CPython 3.6-3.14 processes and of core files (gcore,\n"
+      "kernel dumps, gzip-compressed), innermost frame first, without debug symbols and without\n"
+      "stopping the processes. Several targets are read in parallel.\n"
       "\n"
       "Options:\n";
   for (const OptionSpec& spec : option_specs()) {

@@ -1,6 +1,6 @@
 // Command-line options of `pyframes`, parsed from a table so that a new option is one entry:
 // its spellings, its value (if any), its help line and what it sets in Options. Positional
-// arguments are targets (PIDs now; core files will be the other kind).
+// arguments are targets: PIDs of live processes and core files.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,24 @@ namespace pyframes::cli {
 
 enum class Action { Dump, Help, Version };
 
+// One thing to read: a live process (digits) or a core file (anything else that is a file).
+struct Target {
+  int64_t pid = 0;        // live process; 0 for a core
+  std::string core_path;  // core file; empty for a live process
+  bool is_core() const { return !core_path.empty(); }
+  std::string name() const;  // "process 1234" / "core core.1234", for error lines
+  bool operator==(const Target&) const = default;
+};
+
 struct Options {
   Action action = Action::Dump;
-  std::vector<int64_t> pids;  // in the order given, duplicates removed
+  std::vector<Target> targets;  // in the order given, duplicates removed
   bool json = false;
   bool lock = false;
+  // Core files only: where to find the files a core names (see pyframes/core.h).
+  std::string core_executable;          // --exe
+  std::vector<std::string> lib_search;  // --lib-search, repeatable
+  std::string root;                     // --root
 };
 
 struct OptionSpec {

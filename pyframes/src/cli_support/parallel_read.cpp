@@ -13,9 +13,9 @@ namespace pyframes::cli {
 
 namespace {
 
-Result<Process> read_one(int64_t pid, const ReadOptions& options, const ProcessReader& reader) {
+Result<Process> read_one(size_t index, const IndexedReader& read) {
   try {
-    return reader(pid, options);
+    return read(index);
   } catch (const std::exception& e) {
     return make_error(ErrorKind::Io, fmt::format("reading failed: {}", e.what()));
   } catch (...) {
@@ -32,14 +32,19 @@ size_t default_parallelism() {
 
 std::vector<Result<Process>> read_processes(const std::vector<int64_t>& pids, const ReadOptions& options,
                                             const ProcessReader& reader, size_t max_parallel) {
-  std::vector<std::optional<Result<Process>>> slots(pids.size());
+  return read_in_parallel(
+      pids.size(), [&](size_t i) { return reader(pids[i], options); }, max_parallel);
+}
+
+std::vector<Result<Process>> read_in_parallel(size_t count, const IndexedReader& read, size_t max_parallel) {
+  std::vector<std::optional<Result<Process>>> slots(count);
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next.fetch_add(1); i < pids.size(); i = next.fetch_add(1)) {
-      slots[i].emplace(read_one(pids[i], options, reader));
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
+      slots[i].emplace(read_one(i, read));
     }
   };
-  const size_t workers = std::min(pids.size(), std::max<size_t>(1, max_parallel));
+  const size_t workers = std::min(count, std::max<size_t>(1, max_parallel));
   std::vector<std::thread> threads;
   if (workers > 1) {
     threads.reserve(workers - 1);
@@ -52,7 +57,7 @@ std::vector<Result<Process>> read_processes(const std::vector<int64_t>& pids, co
   work();
   for (std::thread& thread : threads) thread.join();
   std::vector<Result<Process>> results;
-  results.reserve(pids.size());
+  results.reserve(count);
   for (auto& slot : slots) results.push_back(std::move(*slot));
   return results;
 }

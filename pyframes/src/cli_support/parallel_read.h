@@ -14,8 +14,15 @@ namespace pyframes::cli {
 
 using ProcessReader = std::function<Result<Process>(int64_t pid, const ReadOptions& options)>;
 
+// Reads the index-th of several targets; called from several threads at once.
+using IndexedReader = std::function<Result<Process>(size_t index)>;
+
 // The default bound: enough to hide per-process latency, few enough to stay small.
 size_t default_parallelism();
+
+// One result per index 0..count-1, in index order. An exception `read` throws becomes that
+// target's error instead of escaping.
+std::vector<Result<Process>> read_in_parallel(size_t count, const IndexedReader& read, size_t max_parallel);
 
 // One result per PID, in the order of `pids`. The reader may be called from several threads at
 // once; an exception it throws becomes that PID's error instead of escaping.

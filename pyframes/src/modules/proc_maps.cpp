@@ -71,8 +71,21 @@ Result<ModuleMap> read_proc_maps(pid_t pid) {
     return make_error(ErrorKind::Io, fmt::format("cannot read {}: {}", path, std::strerror(error)));
   }
   if (text.empty()) {
-    // A zombie or a kernel thread has no mappings; a process we may not inspect reads as empty too.
-    return make_error(ErrorKind::NotPython, fmt::format("process {} has no memory mappings (a zombie or a kernel thread)", pid));
+    // A zombie (exited, not yet reaped) or a kernel thread has no mappings.
+    std::string stat_path = fmt::format("/proc/{}/stat", pid);
+    char state = '?';
+    if (std::FILE* stat = std::fopen(stat_path.c_str(), "re")) {
+      char stat_text[512] = {};
+      size_t n = std::fread(stat_text, 1, sizeof stat_text - 1, stat);
+      std::fclose(stat);
+      const char* close = std::strrchr(stat_text, ')');
+      if (n > 0 && close != nullptr && close[1] == ' ') state = close[2];
+    }
+    if (state == 'Z' || state == 'X' || state == '?') {
+      return make_error(ErrorKind::ProcessGone, fmt::format("process {} has exited", pid));
+    }
+    return make_error(ErrorKind::NotPython, fmt::format("process {} has no memory mappings (a kernel thread)", pid),
+                      "point pyframes at a Python process");
   }
   return ModuleMap(parse_proc_maps(text));
 }

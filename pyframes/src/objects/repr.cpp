@@ -41,9 +41,13 @@ std::string quote_str(const std::string& utf8, bool truncated) {
 }
 
 std::string quote_bytes(const std::string& raw, bool truncated) {
-  std::string out = "b'";
+  // Same quote choice as str: double quotes when there is a ' and no ".
+  bool single = raw.find('\'') == std::string::npos || raw.find('"') != std::string::npos;
+  char quote = single ? '\'' : '"';
+  std::string out = "b";
+  out += quote;
   for (unsigned char c : raw) {
-    if (c == '\\' || c == '\'') {
+    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c == '\n') {
@@ -58,7 +62,7 @@ std::string quote_bytes(const std::string& raw, bool truncated) {
       out += static_cast<char>(c);
     }
   }
-  out += '\'';
+  out += quote;
   if (truncated) out += "...";
   return out;
 }

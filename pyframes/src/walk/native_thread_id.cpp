@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -19,12 +20,18 @@ constexpr int kSearchBytes = 1024;
 
 std::vector<int> offsets_holding_own_tid() {
   std::vector<int> out;
-  auto self = reinterpret_cast<const uint8_t*>(pthread_self());
+  // Read our own descriptor through process_vm_readv: with another libc the struct may be
+  // smaller and end at an unmapped page, which must cost a short read, not a SIGSEGV.
+  uint8_t bytes[kSearchBytes];
+  iovec local{bytes, sizeof bytes};
+  iovec remote{reinterpret_cast<void*>(pthread_self()), sizeof bytes};
+  ssize_t got = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+  if (got <= 0) return out;
   int tid = static_cast<int>(::syscall(SYS_gettid));
-  for (int offset = 0; offset + 4 <= kSearchBytes; offset += 4) {
+  for (ssize_t offset = 0; offset + 4 <= got; offset += 4) {
     int value;
-    std::memcpy(&value, self + offset, 4);
-    if (value == tid) out.push_back(offset);
+    std::memcpy(&value, bytes + offset, 4);
+    if (value == tid) out.push_back(static_cast<int>(offset));
   }
   return out;
 }

@@ -1,0 +1,25 @@
+"""The core benchmark's target: about MEGABYTES (argv[1]) of live heap data, a main thread 40
+Python frames deep and three workers 20 deep, all blocked in time.sleep. Prints "ready" once
+every thread is inside its sleep call."""
+import os
+import sys
+import threading
+import time
+
+blob = [os.urandom(1 << 20) for _ in range(int(sys.argv[1]))]  # real bytes: a core cannot leave them out
+DEPTHS = {"MainThread": 40, "worker-0": 20, "worker-1": 20, "worker-2": 20}
+asleep = threading.Semaphore(0)
+
+
+def nest(depth):
+    if depth == 0:
+        asleep.release()
+        time.sleep(10 ** 8)
+    return nest(depth - 1)
+
+
+for name in ("worker-0", "worker-1", "worker-2"):
+    threading.Thread(target=nest, args=(DEPTHS[name],), name=name, daemon=True).start()
+threading.Thread(target=lambda: ([asleep.acquire() for _ in DEPTHS], time.sleep(0.05), print("ready", flush=True)),
+                 daemon=True).start()
+nest(DEPTHS["MainThread"])

@@ -1,0 +1,195 @@
+"""Processes and cores for the core-file tests: start a self-recording program, wait until it
+sleeps where it said it would, dump it with gcore or let the kernel dump it, always kill it.
+
+Every target gets PR_SET_PDEATHSIG=SIGKILL so it dies with the driver even when ctest kills the
+driver on a timeout; Targets kills whatever it started when the with-block ends.
+"""
+import ctypes
+import glob
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import time
+
+PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Skip(Exception):
+    """The environment cannot run this test (no gcore, core dumps piped to a handler...)."""
+
+
+class TargetError(Exception):
+    pass
+
+
+def _die_with_parent():
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _die_with_parent_and_dump():
+    _die_with_parent()
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def environment(extra=None):
+    env = dict(os.environ)
+    env["LC_ALL"] = "C.UTF-8"  # 3.6 would use ASCII file names under the C locale
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["MALLOC_ARENA_MAX"] = "1"  # no 64 MB arena per thread: smaller cores, faster dumps
+    env.pop("PYTHONPATH", None)
+    env.update(extra or {})
+    return env
+
+
+def thread_state(pid, tid):
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()[0]
+
+
+class Target(object):
+    def __init__(self, argv, workdir, env=None, dump_on_crash=False):
+        self.dir = workdir
+        self.truth_path = os.path.join(workdir, "truth.json")
+        self.log_path = os.path.join(workdir, "stderr.txt")
+        self.argv = list(argv) + [self.truth_path]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                self.argv, cwd=workdir, env=environment(env), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                preexec_fn=_die_with_parent_and_dump if dump_on_crash else _die_with_parent)
+        self.truth = None
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace").strip()
+
+    def wait_truth(self, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.truth_path):
+            if self.process.poll() is not None:
+                raise TargetError("%s exited early (status %s): %s" % (self.argv, self.process.returncode, self.log()))
+            if time.monotonic() > deadline:
+                raise TargetError("%s wrote no ground truth within %ss" % (self.argv, timeout))
+            time.sleep(0.02)
+        with open(self.truth_path, encoding="utf-8") as f:
+            self.truth = json.load(f)
+        return self.truth
+
+    def wait_asleep(self, timeout=60.0):
+        """Ground truth written and every recording thread asleep on its recorded line."""
+        self.wait_truth(timeout)
+        deadline = time.monotonic() + timeout
+        tids = [t["native_id"] for t in self.truth["threads"] if t.get("blocking", True)]
+        while not all(thread_state(self.pid, tid) == "S" for tid in tids):
+            if time.monotonic() > deadline:
+                raise TargetError("threads %s of %d never went to sleep" % (tids, self.pid))
+            time.sleep(0.01)
+        time.sleep(0.05)  # a thread seen asleep once is in time.sleep: it returned from publish()
+        return self.truth
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+class Targets(object):
+    def __init__(self):
+        self.started = []
+
+    def start(self, argv, workdir, env=None, dump_on_crash=False):
+        target = Target(argv, workdir, env, dump_on_crash)
+        self.started.append(target)
+        return target
+
+    def spawn(self, argv):
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        self.started.append(_Plain(process))
+        return process
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for target in self.started:
+            target.kill()
+        return False
+
+
+class _Plain(object):
+    def __init__(self, process):
+        self.process = process
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+def gcore(pid, prefix):
+    """Dumps a running process with gdb's gcore; returns the core's path."""
+    tool = shutil.which("gcore")
+    if tool is None:
+        raise Skip("gcore (from gdb) is not installed: apt-get install -y gdb")
+    run = subprocess.run([tool, "-o", prefix, str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120)
+    path = "%s.%d" % (prefix, pid)
+    if run.returncode != 0 or not os.path.exists(path):
+        output = run.stdout.decode("utf-8", "replace")
+        if "ptrace" in output.lower():
+            raise Skip("gcore may not attach here (ptrace refused): %s" % output.strip().splitlines()[-1:])
+        raise TargetError("gcore %d failed (status %d): %s" % (pid, run.returncode, output.strip()))
+    return path
+
+
+def kernel_core_pattern():
+    """The kernel's core_pattern, after checking that cores can be collected from it here;
+    raises Skip when cores go to a handler (a pipe) or the size limit would cut them."""
+    try:
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+    except OSError:
+        raise Skip("cannot read /proc/sys/kernel/core_pattern")
+    if pattern.startswith("|"):
+        raise Skip("core_pattern pipes cores to a handler (%s); kernel cores cannot be collected here" % pattern)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    if hard != resource.RLIM_INFINITY and hard < 512 << 20:
+        raise Skip("the hard core-size limit is %d bytes (ulimit -Hc); kernel cores would be cut" % hard)
+    if os.path.isabs(pattern) and not os.access(os.path.dirname(pattern), os.W_OK):
+        raise Skip("core_pattern %s writes into a directory that is not writable here" % pattern)
+    return pattern
+
+
+def find_kernel_core(pattern, workdir, pid, since):
+    """The core the kernel wrote for `pid` (started at time `since`) following `pattern`."""
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern[i] == "%" and i + 1 < len(pattern):
+            spec = pattern[i + 1]
+            out += "%" if spec == "%" else str(pid) if spec in "pP" else "*"
+            i += 2
+        else:
+            out += glob.escape(pattern[i])
+            i += 1
+    try:
+        with open("/proc/sys/kernel/core_uses_pid") as f:
+            if f.read().strip() == "1" and "%p" not in pattern:
+                out += ".%d" % pid
+    except OSError:
+        pass
+    location = out if os.path.isabs(pattern) else os.path.join(glob.escape(workdir), out)
+    found = [p for p in glob.glob(location) if os.path.getmtime(p) >= since - 1]
+    return max(found, key=os.path.getmtime) if found else None

@@ -1,0 +1,161 @@
+"""One hang scenario (tests/scenarios) run with libhangshim.so preloaded: the ledgers of all
+ranks are compared with the diagnosis the scenario states (its truth JSON): for every rank,
+the communicator, sequence number, op, count, dtype, root, Python call-site ("your line") and
+iteration of the collective it hangs in — or of the last one it completed, for ranks that are
+elsewhere, exited or finished — plus the stall reports of the stuck ranks.
+
+    run_scenario_case.py --scenario FILE --python PY [--ranks N] [--stream]
+                         --shim LIB --hangshim CLI --driver EXE --fakenccl DIR
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_shim_case import Case, Failure, expect  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STALL_SECONDS = 1
+
+
+def same_site(frame, site):
+    """The ledger frame is the truth's line (qualname may carry a class prefix)."""
+    if frame is None:
+        return False
+    function = frame["function"]
+    return (os.path.realpath(frame["file"]) == os.path.realpath(site["file"]) and frame["line"] == site["line"] and
+            (function == site["function"] or function.endswith("." + site["function"])))
+
+
+def your_line(ledger, record):
+    site = {s["id"]: s for s in ledger["callsites"]}.get(record["callsite"])
+    if site is None or not site["frames"]:
+        return None
+    index = site["user_frame"] if site["user_frame"] >= 0 else 0
+    return site["frames"][index]
+
+
+def groups_of(ledger):
+    """ncclpy's group names -> comm ids: "world" is the unique-id communicator, groupN the Nth
+    ncclCommSplit (None on a rank outside it)."""
+    comms = {c["id"]: c for c in ledger["communicators"]}
+    world = [c["id"] for c in ledger["communicators"] if c["key_kind"] == "unique_id"]
+    out = {"world": world[0] if world else None}
+    splits = [r for r in ledger["records"] if r["nccl_op"] == "comm_split"]
+    for n, r in enumerate(splits):
+        comm = comms.get(r["comm"])
+        out["group%d" % (n + 1)] = r["comm"] if comm is not None and comm["key_kind"] == "split" else None
+    return out
+
+
+def check_collective(rank, ledger, record, want, what):
+    groups = groups_of(ledger)
+    expect(record["comm"] == groups.get(want["group"]), "rank %d: %s on comm %s, the truth says %s" %
+           (rank, what, record["comm"], want["group"]))
+    expect(record["op"] == want["op"], "rank %d: %s is %s, the truth says %s" % (rank, what, record["op"], want["op"]))
+    expect(record["seq"] == want["seq"], "rank %d: %s is #%d, the truth says #%d" % (rank, what, record["seq"], want["seq"]))
+    line = your_line(ledger, record)
+    expect(same_site(line, want["callsite"]), "rank %d: %s from %s, the truth says %s" % (rank, what, line, want["callsite"]))
+    expect(record["callsite_hit"] == want["iteration"], "rank %d: %s in iteration %d, the truth says %d" %
+           (rank, what, record["callsite_hit"], want["iteration"]))
+    if "count" in want:
+        expect(record["count"] == want["count"], "rank %d: %s count %d vs %d" % (rank, what, record["count"], want["count"]))
+    if "dtype" in want:
+        expect(record["dtype"] == want["dtype"], "rank %d: %s dtype %s vs %s" % (rank, what, record["dtype"], want["dtype"]))
+    if "root" in want:
+        expect(record["peer"] == want["root"], "rank %d: %s root %d vs %d" % (rank, what, record["peer"], want["root"]))
+
+
+def collectives(ledger):
+    return [r for r in ledger["records"] if r["nccl_op"] in
+            ("all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "gather", "scatter")]
+
+
+def check_rank(c, rank, ledger, want, output):
+    pending = [r for r in collectives(ledger) if r["completed_ns"] == 0]
+    done = [r for r in collectives(ledger) if r["completed_ns"] != 0 and r["result"] == 0]
+    state = want["state"]
+    if state == "in_collective":
+        expect(pending, "rank %d: nothing pending, the truth says it hangs in %s #%d" % (rank, want["op"], want["seq"]))
+        check_collective(rank, ledger, pending[0], want, "the pending collective")
+        p = ledger["process"]
+        expect(p["state"] == "stalled" and p["stall_record"] == pending[0]["index"],
+               "rank %d: ledger state %s, stall record %d" % (rank, p["state"], p["stall_record"]))
+        expect(p["stacks_file"] and os.path.exists(os.path.join(c.ledgers, p["stacks_file"])), "rank %d: no stacks" % rank)
+        lines = [l for l in output.splitlines() if "hangshim: rank %d " % rank in l]
+        expect(len(lines) == 1, "rank %d: expected one stall line, got %s" % (rank, lines))
+        label = "%s #%d" % (want["op"], want["seq"])
+        expect(label in lines[0], "rank %d: stall line lacks %r: %s" % (rank, label, lines[0]))
+        return
+    expect(not pending, "rank %d: pending %s, the truth says %s" % (rank, pending[0]["op"] if pending else "", state))
+    if state in ("outside_nccl", "exited"):
+        last = want.get("last_collective")
+        if last:
+            expect(done, "rank %d: no completed collective" % rank)
+            check_collective(rank, ledger, done[-1], last, "the last completed collective")
+        if state == "exited":
+            expect(ledger["process"]["state"] == "exited", "rank %d: an exited rank's ledger says %s" %
+                   (rank, ledger["process"]["state"]))
+    elif state == "finished":
+        groups = groups_of(ledger)
+        comms = {cm["id"]: cm for cm in ledger["communicators"]}
+        for name, count in want["collectives"].items():
+            comm = comms.get(groups.get(name))
+            expect(comm is not None and comm["coll_issued"] == count == comm["coll_completed"],
+                   "rank %d: %s issued %s, the truth says %d" % (rank, name, comm and comm["coll_issued"], count))
+        expect(ledger["process"]["state"] == "exited", "rank %d: state %s" % (rank, ledger["process"]["state"]))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--scenario", required=True)
+    p.add_argument("--python", required=True)
+    p.add_argument("--ranks", type=int, default=3)
+    p.add_argument("--stream", action="store_true")
+    p.add_argument("--shim", required=True)
+    p.add_argument("--hangshim", required=True)
+    p.add_argument("--driver", required=True)
+    p.add_argument("--fakenccl", required=True)
+    args = p.parse_args()
+    c = Case(args)
+    name = os.path.basename(args.scenario)
+    try:
+        truth_path = os.path.join(c.dir, "truth.json")
+        launch = os.path.join(os.path.dirname(os.path.abspath(args.scenario)), "launch.py")
+        extra = ["HANGSHIM_STALL_SECONDS=%d" % STALL_SECONDS, "HANGSHIM_POLL_MS=20",
+                 "HANGSHIM_LIBRARY_PATHS=/ncclpy.py:/scenario_lib.py",
+                 "PYTHONPATH=" + os.path.join(HERE, "global_binding"), "LD_PRELOAD=" + args.shim]
+        if args.stream:
+            extra.append("HANGSHIM_SCENARIO_STREAM=1")
+        command = [args.python, launch, "-n", str(args.ranks), "--timeout", "120", "--hang-after",
+                   str(STALL_SECONDS + 3), "--truth", truth_path, "--workdir", os.path.join(c.dir, "work")]
+        for kv in extra:
+            command += ["--env", kv]
+        command += ["--", args.python, args.scenario]
+        env = c.env(shim=False)
+        proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=180)
+        output = proc.stdout
+        expect(os.path.exists(truth_path), "the scenario wrote no truth:\n%s" % output[-3000:])
+        with open(truth_path) as f:
+            truth = json.load(f)
+        ledgers = c.ledgers_by_rank()
+        expect(sorted(ledgers) == list(range(args.ranks)), "ledgers for ranks %s:\n%s" % (sorted(ledgers), output[-3000:]))
+        for rank_text, want in sorted(truth["ranks"].items(), key=lambda kv: int(kv[0])):
+            check_rank(c, int(rank_text), ledgers[int(rank_text)], want, output)
+        if not truth["hang"]:
+            expect("stalled" not in output, "a healthy run reported a stall:\n%s" % output[-2000:])
+    except Failure as e:
+        print("FAIL %s: %s" % (name, e))
+        print("(ledgers kept in %s)" % c.ledgers)
+        return 1
+    c.cleanup()
+    print("ok %s (%d ranks%s)" % (name, args.ranks, ", stream" if args.stream else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
