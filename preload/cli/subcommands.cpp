@@ -4,11 +4,13 @@ namespace hangshim::cli {
 
 int cmd_ledger(std::span<char*> args);  // cmd_ledger.cpp
 int cmd_report(std::span<char*> args);  // cmd_report.cpp
+int cmd_export(std::span<char*> args);  // cmd_export.cpp
 
 namespace {
 constexpr Subcommand kSubcommands[] = {
     {"ledger", "print one process's ledger (the raw record): hangshim ledger FILE [--json]", cmd_ledger},
     {"report", "which rank, which line, which iteration, why: hangshim report [DIR|FILE|EXPORT ...]", cmd_report},
+    {"export", "this node's ledgers and live stacks as one JSON file: hangshim export [-o FILE]", cmd_export},
 };
 }  // namespace
 
