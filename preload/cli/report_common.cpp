@@ -72,6 +72,7 @@ report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* kee
 
 void print_input_errors(const report::Diagnosis& d) {
   for (const auto& e : d.errors) fmt::print(stderr, "hangshim: {}\n", e.message);
+  for (const auto& e : d.damaged) fmt::print(stderr, "hangshim: warning: {}\n", e.message);
 }
 
 }  // namespace hangshim::cli

@@ -48,6 +48,12 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   d.ledgers = inputs.ranks.size();
   d.errors = inputs.errors;
   d.warnings = inputs.warnings;
+  for (const auto& v : inputs.ranks) {
+    if (v.warnings.empty()) continue;
+    std::string joined;
+    for (const auto& w : v.warnings) joined += (joined.empty() ? "" : "; ") + w;
+    d.damaged.push_back({v.source, fmt::format("{}: damaged entries skipped: {}", v.source, joined)});
+  }
   d.comms = a.comms;
 
   std::vector<Finding> findings;

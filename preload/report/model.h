@@ -141,6 +141,7 @@ struct Diagnosis {
   std::vector<pyframes::Process> processes; // live stacks (one per stack group)
   std::vector<std::string> hints;           // what to do next
   std::vector<InputError> errors;           // files that could not be used
+  std::vector<InputError> damaged;          // files used, with damaged entries skipped
   std::vector<std::string> warnings;
   size_t ledgers = 0;
   uint64_t now_ns = 0;

@@ -363,10 +363,18 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
       out.push_back("NCCL needs the same operation, data type, element count, root and reduction on every rank: look "
                     "at what differs on the culprit rank (unused parameters, autocast on one rank, a stale config)");
       break;
-    case Kind::StuckOutsideNccl:
-      out.push_back("the culprit is alive but not in NCCL: its stack (under \"live stacks\") shows where it waits — data loading, I/O, "
-                    "a lock, a slow step; `pyframes PID` reads it again");
+    case Kind::StuckOutsideNccl: {
+      const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+      bool seen = std::all_of(f.culprits.begin(), f.culprits.end(), [&](int r) {
+        const RankSituation* s = find(d, r);
+        return s != nullptr && s->now_at;
+      });
+      out.push_back(seen ? "the culprit is alive but not in NCCL: its stack (under \"live stacks\") shows where it waits — "
+                           "data loading, I/O, a lock, a slow step; `pyframes PID` reads it again"
+                         : "the culprit is alive but not in NCCL: run `hangshim export` (or `pyframes PID`) on its node to "
+                           "see where it waits — data loading, I/O, a lock, a slow step");
       break;
+    }
     case Kind::RankExited:
       out.push_back("a rank exited while the others still needed it: read its log for the traceback or exit status "
                     "(out of memory, an exception, a sys.exit on one rank)");

@@ -172,6 +172,9 @@ std::string render_report_json(const Diagnosis& d) {
   j.key("errors").begin_array();
   for (const auto& e : d.errors) j.begin_object().field("source", e.source).field("message", e.message).end_object();
   j.end_array();
+  j.key("damaged").begin_array();
+  for (const auto& e : d.damaged) j.begin_object().field("source", e.source).field("message", e.message).end_object();
+  j.end_array();
   j.key("warnings").begin_array();
   for (const auto& w : d.warnings) j.value(w);
   j.end_array();
