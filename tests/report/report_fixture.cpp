@@ -1,6 +1,6 @@
 // Test and benchmark fixtures for `hangshim report`, written with the real ledger writer:
 //
-//   report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|transport]
+//   report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|finished|transport]
 //                          [--collectives C] [--ring R]
 //       a job of N ranks; with --nodes, DIR/node0 .. DIR/node{K-1} (hosts synth-node0 ...).
 //       stuck: rank N/2 completed C-1 collectives and is outside NCCL, the others wait in #C.
@@ -25,7 +25,7 @@ namespace {
 
 int usage() {
   fmt::print(stderr,
-             "usage: report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|transport] "
+             "usage: report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|finished|transport] "
              "[--collectives C] [--ring R]\n"
              "       report_fixture damage MODE IN OUT\n");
   return 2;
@@ -53,7 +53,8 @@ int make_job(int argc, char** argv) {
     else if (opt == "--scenario") scenario = value;
     else return usage();
   }
-  if (ranks < 1 || nodes < 1 || collectives < 2 || (scenario != "stuck" && scenario != "healthy" && scenario != "transport")) {
+  if (ranks < 1 || nodes < 1 || collectives < 2 || (scenario != "stuck" && scenario != "healthy" && scenario != "finished" &&
+                                                     scenario != "transport")) {
     return usage();
   }
   synth::Geometry g;
@@ -82,9 +83,10 @@ int make_job(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       synth::Call c;
       c.site = 0;
-      c.complete = scenario == "healthy" || stuck_here || i + 1 < n;
+      c.complete = scenario == "healthy" || scenario == "finished" || stuck_here || i + 1 < n;
       rank.calls.push_back(c);
     }
+    if (scenario == "finished") rank.state = hangshim::ledger::ProcessState::Exited;
     if (!synth::write(out, rank, g)) {
       fmt::print(stderr, "report_fixture: cannot write rank {} into {}\n", r, out);
       return 1;
