@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "report/inputs.h"
 #include "report/library_frames.h"
@@ -21,6 +22,8 @@ struct LoadOptions {
 // A directory (its *.ledger and *.json files), a ledger, or an export.
 void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options);
 void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+// Many ledgers, in order.
+void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 // In export_read.cpp.
 void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
 

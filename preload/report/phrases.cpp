@@ -46,11 +46,11 @@ const char* rank_state_name(RankState state) {
 
 namespace {
 
+// Situations are sorted by rank.
 const RankSituation* find(const Diagnosis& d, int rank) {
-  for (const auto& s : d.situations) {
-    if (s.rank == rank) return &s;
-  }
-  return nullptr;
+  auto it = std::lower_bound(d.situations.begin(), d.situations.end(), rank,
+                             [](const RankSituation& s, int r) { return s.rank < r; });
+  return it != d.situations.end() && it->rank == rank ? &*it : nullptr;
 }
 
 std::string comm_name(const Diagnosis& d, int comm) {

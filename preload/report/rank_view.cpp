@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 
 #include "report/inputs.h"
@@ -71,6 +72,17 @@ int rank_of(const ledger::Ledger& l) {
   return -1;
 }
 
+void trim_records(ledger::Ledger& l, const ViewOptions& options) {
+  // The newest calls, plus older ones still pending (a stuck call stays relevant however many
+  // completed calls came after it).
+  size_t keep_from = l.records.size() > options.max_records ? l.records.size() - options.max_records : 0;
+  if (keep_from == 0) return;
+  auto first_kept = std::stable_partition(l.records.begin(), l.records.begin() + static_cast<std::ptrdiff_t>(keep_from),
+                                          [](const ledger::CallRecord& r) { return r.completed_ns != 0; });
+  l.records.erase(l.records.begin(), first_kept);
+  l.records.shrink_to_fit();
+}
+
 }  // namespace
 
 RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPatterns& patterns, const ViewOptions& options) {
@@ -81,13 +93,8 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
   v.comms = std::move(l.comms);
   v.warnings = std::move(l.warnings);
 
-  // The newest calls, plus older ones still pending (a stuck call stays relevant however many
-  // completed calls came after it).
-  size_t keep_from = l.records.size() > options.max_records ? l.records.size() - options.max_records : 0;
-  v.records.reserve(l.records.size() - keep_from);
-  for (size_t i = 0; i < l.records.size(); ++i) {
-    if (i >= keep_from || l.records[i].completed_ns == 0) v.records.push_back(l.records[i]);
-  }
+  trim_records(l, options);
+  v.records = std::move(l.records);
 
   uint32_t max_id = 0;
   for (const auto& site : l.callsites) max_id = std::max(max_id, site.id);

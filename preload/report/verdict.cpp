@@ -13,11 +13,11 @@ namespace hangshim::report {
 
 namespace {
 
+// Situations follow the views, which are sorted by rank.
 const RankSituation* situation_of(const Analysis& a, int rank) {
-  for (const auto& s : a.situations) {
-    if (s.rank == rank) return &s;
-  }
-  return nullptr;
+  auto it = std::lower_bound(a.situations.begin(), a.situations.end(), rank,
+                             [](const RankSituation& s, int r) { return s.rank < r; });
+  return it != a.situations.end() && it->rank == rank ? &*it : nullptr;
 }
 
 void decide_missing(const Analysis& a, std::vector<Finding>& findings, size_t index, const std::map<int, int>& by_comm) {
