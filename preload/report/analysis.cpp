@@ -115,6 +115,9 @@ void Analysis::name_comms() {
       }
     }
     s.subgroup = s.parent >= 0 || (world_size > 0 && s.nranks < world_size);
+    s.global_ranks = is_root_kind(g.key_kind) && s.nranks == world_size &&
+                     std::all_of(g.members.begin(), g.members.end(),
+                                 [&](const Member& m) { return m.info->rank == rank(m.view); });
     if (!s.name.empty()) continue;
     if (is_root_kind(g.key_kind) && s.nranks == world_size) {
       s.name = worlds++ == 0 ? "world" : fmt::format("world#{}", worlds);

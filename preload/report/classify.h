@@ -1,5 +1,6 @@
 // The classifiers. Each communicator is examined at its first collective that not every member
 // completed (#k); one concept per file decides whether that collective is the problem, and how:
+//   classify_init        members wait in communicator init for ranks that never joined
 //   classify_missing     some members never issued #k
 //   classify_dead        a member died or exited while inside #k
 //   classify_error       #k returned an NCCL error on some members
@@ -29,6 +30,7 @@ struct AtSeq {
 
 std::optional<Finding> classify_comm(const Analysis& a, int comm);
 
+std::optional<Finding> classify_init(const Analysis& a, int comm);
 std::optional<Finding> classify_missing(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_dead(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at);

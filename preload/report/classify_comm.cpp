@@ -73,6 +73,7 @@ std::vector<int> deviating_ranks(const std::vector<ValueGroup>& values, std::str
 std::optional<Finding> classify_comm(const Analysis& a, int comm) {
   const CommGroup& g = a.groups[static_cast<size_t>(comm)];
   if (g.members.empty()) return std::nullopt;
+  if (auto finding = classify_init(a, comm)) return finding;
   uint64_t min_completed = UINT64_MAX;
   uint64_t max_issued = 0;
   for (const auto& m : g.members) {

@@ -31,6 +31,7 @@ enum class Kind {
   Transport,          // every rank issued #k, none completed it: network / GPU, not the program
   NcclError,          // collective #k returned an error
   MissingLedgers,     // ranks of the communicator have no ledger here; they may be the cause
+  InitHang,           // ranks wait in ncclCommInit*/Split for members that never joined
 };
 const char* kind_name(Kind kind);  // "missing_rank", ...
 
@@ -98,6 +99,7 @@ struct CommSummary {
   std::vector<int> absent; // ranks in the communicator with no ledger here (communicator ranks)
   int parent = -1;         // index of the communicator it was split from
   bool subgroup = false;   // smaller than the world, or split from another communicator
+  bool global_ranks = false;  // its ranks are the global ranks (a world made with a unique id)
   uint64_t issued_min = 0, issued_max = 0, completed_min = 0, completed_max = 0;
 };
 

@@ -27,6 +27,7 @@ const char* kind_name(Kind kind) {
     case Kind::Transport: return "transport";
     case Kind::NcclError: return "nccl_error";
     case Kind::MissingLedgers: return "missing_ledgers";
+    case Kind::InitHang: return "init_hang";
   }
   return "unknown";
 }
@@ -285,6 +286,21 @@ std::string verdict_line(const Diagnosis& d) {
                          waiting, comm, verb(f.waiting, "waits", "wait"), f.op, f.seq,
                          call ? line_and_iteration(*call) : "?", format_ranks(c.absent));
     }
+    case Kind::InitHang: {
+      const CommSummary& c = d.comms[static_cast<size_t>(f.comm)];
+      auto call = common_call(d, f.waiting);
+      std::string where = call ? line_and_iteration(*call) : "?";
+      if (c.absent.empty()) {
+        return fmt::format("HANG: every rank of comm {} is inside {} at {} and it does not complete: the ranks cannot "
+                           "connect (network), not your code",
+                           comm, f.op, where);
+      }
+      std::string who = f.culprits.empty() ? fmt::format("its rank(s) {}", format_ranks(c.absent)) : culprits;
+      return fmt::format("HANG: {} never joined comm {}; {} {} in {} at {} ({} no ledger: never called NCCL, or not "
+                         "collected)",
+                         who, comm, waiting, verb(f.waiting, "waits", "wait"), f.op, where,
+                         c.absent.size() == 1 ? "it has" : "they have");
+    }
     case Kind::Healthy: break;
   }
   return healthy_line(d);
@@ -292,12 +308,12 @@ std::string verdict_line(const Diagnosis& d) {
 
 std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {
   std::vector<std::string> out;
-  out.push_back(fmt::format("{} on comm {}, collective #{} ({}): culprit(s) {}, waiting {}", kind_name(f.kind),
-                            comm_label(d, f.comm), f.seq, f.op.empty() ? "?" : f.op,
+  out.push_back(fmt::format("{} on comm {}, {}: culprit(s) {}, waiting {}", kind_name(f.kind), comm_label(d, f.comm),
+                            f.seq != 0 ? fmt::format("collective #{} ({})", f.seq, f.op.empty() ? "?" : f.op) : f.op,
                             f.culprits.empty() ? "none" : format_ranks(f.culprits),
                             f.waiting.empty() ? "none" : format_ranks(f.waiting)));
   for (const auto& v : f.values) out.push_back(fmt::format("  {}: {} {}", ranks_phrase(v.ranks), f.attribute, v.value));
-  if (!f.reason.empty()) out.push_back(fmt::format("  why these ranks: {}", f.reason));
+  if (!f.reason.empty()) out.push_back(fmt::format("  reasoning: {}", f.reason));
   if (f.blocked_by >= 0) {
     const Finding& b = d.findings[static_cast<size_t>(f.blocked_by)];
     out.push_back(fmt::format("  caused by: {} #{} on comm {} (its culprits wait there)", b.op, b.seq, comm_name(d, b.comm)));
@@ -390,6 +406,12 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
       break;
     case Kind::NcclError:
       out.push_back("NCCL reported an error: run with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=ALL) to see why");
+      break;
+    case Kind::InitHang:
+      out.push_back("a communicator is set up only when every member calls ncclCommInitRank (init_process_group, "
+                    "new_group, ncclCommSplit): look at why the missing ranks never got there (their logs; a rank that "
+                    "crashed at start-up, a new_group called on some ranks only); if every rank joined, check the "
+                    "network with NCCL_DEBUG=INFO and NCCL_SOCKET_IFNAME");
       break;
     case Kind::MissingLedgers:
       out.push_back("collect the ledgers of every node: `hangshim export` on each (scripts/hang-dump-slurm or "

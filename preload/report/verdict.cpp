@@ -74,7 +74,7 @@ int resolve_findings(const Analysis& a, std::vector<Finding>& findings) {
   std::map<int, int> by_comm;
   for (size_t i = 0; i < findings.size(); ++i) by_comm[findings[i].comm] = static_cast<int>(i);
   for (size_t i = 0; i < findings.size(); ++i) {
-    if (findings[i].never_issued) decide_missing(a, findings, i, by_comm);
+    if (findings[i].never_issued && findings[i].kind != Kind::InitHang) decide_missing(a, findings, i, by_comm);
   }
   // Cut cycles of waits.
   for (size_t start = 0; start < findings.size(); ++start) {

@@ -76,7 +76,7 @@ int make_job(int argc, char** argv) {
     rank.pid = 1000 + r % per_node;
     rank.start_ns = now - 60'000'000'000ull;
     rank.heartbeat_ns = now;
-    rank.comms.push_back({hangshim::ledger::KeyKind::UniqueId, 0x5eed5eed00000001ull, r, ranks, 0, 0, -1});
+    rank.comms.push_back({hangshim::ledger::KeyKind::UniqueId, hangshim::ledger::CommState::Active, 0x5eed5eed00000001ull, r, ranks, 0, 0, -1});
     rank.sites.push_back(synth::site("/job/train.py", "train", 88));
     bool stuck_here = scenario == "stuck" && r == ranks / 2;
     int n = stuck_here ? collectives - 1 : collectives;

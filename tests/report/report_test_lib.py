@@ -52,15 +52,17 @@ class Workspace(object):
     def launch(self, scenario, ranks, python, ledgers=None, hang_after=3):
         """Runs the scenario; returns (truth, status). A hung job stays running (its pids are
         remembered for cleanup)."""
-        truth_path = os.path.join(self.dir, "truth.json")
-        status_path = os.path.join(self.dir, "status.json")
+        self.launches = getattr(self, "launches", 0) + 1
+        truth_path = os.path.join(self.dir, "truth.%d.json" % self.launches)
+        status_path = os.path.join(self.dir, "status.%d.json" % self.launches)
+        workdir = os.path.join(self.dir, "work.%d" % self.launches)  # a fresh rendezvous each time
         extra = ["HANGSHIM_DIR=" + (ledgers or self.ledgers), "HANGSHIM_POLL_MS=20", "HANGSHIM_STALL_SECONDS=2",
                  "HANGSHIM_LIBRARY_PATHS=" + LIBRARY_PATHS, "LD_PRELOAD=" + self.args.shim]
         if self.args.pythonpath:
             extra.append("PYTHONPATH=" + self.args.pythonpath)
         command = [python, os.path.join(SCENARIOS, "launch.py"), "-n", str(ranks), "--timeout", "120",
                    "--hang-after", str(hang_after), "--keep-hung", "--quiet", "--truth", truth_path,
-                   "--status", status_path, "--workdir", os.path.join(self.dir, "work")]
+                   "--status", status_path, "--workdir", workdir]
         for kv in extra:
             command += ["--env", kv]
         command += ["--", python, scenario]

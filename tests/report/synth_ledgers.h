@@ -22,6 +22,7 @@ using hangshim::ledger::Op;
 
 struct Comm {
   hangshim::ledger::KeyKind kind = hangshim::ledger::KeyKind::UniqueId;
+  hangshim::ledger::CommState state = hangshim::ledger::CommState::Active;
   uint64_t key = 0x5eed000000000001ull;
   int rank = 0;  // in the communicator
   int nranks = 1;
@@ -100,7 +101,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
   for (const auto& c : r.comms) {
     CommInit init;
     init.key_kind = c.kind;
-    init.state = CommState::Active;
+    init.state = c.state;
     init.key = c.key;
     init.parent_key = c.parent_key;
     init.rank = c.rank;
@@ -127,6 +128,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     CommEntry* c = w.comm(comm_ids.at(static_cast<size_t>(call.comm)));
     if (c == nullptr) return nullptr;  // the table is full: the geometry is too small
     bool p2p = is_p2p(call.op);
+    bool counted = is_counted(call.op);
     RecordStart s;
     s.op = call.op;
     s.dtype = call.dtype;
@@ -134,8 +136,10 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     s.red_op = call.red_op;
     s.comm = comm_ids[static_cast<size_t>(call.comm)];
     s.comm_key = c->key;
-    s.seq = fetch_add_relaxed(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
-    fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
+    if (counted) {
+      s.seq = fetch_add_relaxed(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
+      fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
+    }
     s.count = call.count;
     s.issued_ns = t;
     s.thread = static_cast<uint32_t>(id.pid);
@@ -148,10 +152,10 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     t += 1000;
     if (call.complete || call.result != 0) {
       w.record_returned(index, t, call.result, 0, t);
-      if (call.result == 0) store_max_relaxed(p2p ? c->p2p_completed : c->coll_completed, s.seq);
-    } else {
+      if (call.result == 0 && counted) store_max_relaxed(p2p ? c->p2p_completed : c->coll_completed, s.seq);
+    } else if (counted) {
       w.record_returned(index, t, 0, 0, 0);  // returned, still pending (asynchronous)
-    }
+    }  // else: still inside the call (communicator init)
     t += 1000;
   }
   w.add_features(kFeatureCallsites | (r.watchdog ? uint32_t{kFeatureWatchdog} : 0u));

@@ -30,7 +30,7 @@ inline synth::Rank make_rank(int rank, int world) {
   r.world_size = world;
   r.host = "synth-node";
   r.start_ns = kStart;
-  r.comms.push_back({hangshim::ledger::KeyKind::UniqueId, 0x5eed000000000001ull, rank, world, 0, 0, -1});
+  r.comms.push_back({hangshim::ledger::KeyKind::UniqueId, hangshim::ledger::CommState::Active, 0x5eed000000000001ull, rank, world, 0, 0, -1});
   r.sites.push_back(synth::site("/job/train.py", "train", 88));
   r.sites.push_back(synth::site("/job/train.py", "train", 95));
   auto barrier = synth::site("/job/train.py", "train", 99, "barrier");

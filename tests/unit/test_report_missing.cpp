@@ -64,7 +64,7 @@ TEST_CASE("report: a cycle of waits between a sub-group and the world blames the
     synth::Rank& rank = job[r];
     bool member = r < 4;
     if (member) {
-      rank.comms.push_back({hangshim::ledger::KeyKind::Split, 0x5eed0000000000aaull, r, 4, 0x5eed000000000001ull, 0, 0});
+      rank.comms.push_back({hangshim::ledger::KeyKind::Split, hangshim::ledger::CommState::Active, 0x5eed0000000000aaull, r, 4, 0x5eed000000000001ull, 0, 0});
     }
     for (int step = 1; step <= 2; ++step) {
       bool skip = r == 3 && step == 2;

@@ -62,3 +62,23 @@ TEST_CASE("report: healthy runs raise no alarm") {
   CHECK_FALSE(e.problem);
   CHECK(verdict_line(e).rfind("OK: all 4 ranks finished", 0) == 0);
 }
+
+TEST_CASE("report: ranks waiting in communicator init for ranks that never called NCCL") {
+  Job job(4);
+  job.ranks.resize(2);  // ranks 2 and 3 never reached init_process_group: no ledger
+  for (int r = 0; r < 2; ++r) {
+    job[r].comms[0].state = hangshim::ledger::CommState::Initializing;
+    synth::Call init;
+    init.op = Op::CommInitRank;
+    init.site = 0;
+    init.complete = false;
+    job[r].calls.push_back(init);
+  }
+  Diagnosis d = job.diagnose();
+  const Finding& f = verdict_of(d);
+  CHECK(f.kind == Kind::InitHang);
+  CHECK(f.culprits == std::vector<int>{2, 3});
+  CHECK(f.waiting == std::vector<int>{0, 1});
+  CHECK(verdict_line(d).find("ranks 2-3 never joined comm world (4 ranks); ranks 0-1 wait in comm_init_rank at train.py:88") !=
+        std::string::npos);
+}
