@@ -2,11 +2,11 @@
 // completed (#k); one concept per file decides whether that collective is the problem, and how:
 //   classify_init        members wait in communicator init for ranks that never joined
 //   classify_missing     some members never issued #k
-//   classify_dead        a member died or exited while inside #k
-//   classify_error       #k returned an NCCL error on some members
 //   classify_divergence  members issued #k from different lines (barrier skipped, one more
 //                        loop iteration, an extra collective)
 //   classify_mismatch    same line, different op / dtype / count / root / reduce op / iteration
+//   classify_dead        a member died or exited while inside #k
+//   classify_error       #k returned an NCCL error on some members
 //   classify_stall       everything agrees and nobody completes it: transport or GPU
 // resolve_findings (verdict.cpp) then links findings across communicators and picks the cause.
 #pragma once

@@ -93,7 +93,9 @@ std::optional<Finding> classify_comm(const Analysis& a, int comm) {
     }
   }
   if (!at.missing.empty()) return classify_missing(a, at);
-  for (auto classify : {classify_dead, classify_error, classify_divergence, classify_mismatch, classify_stall}) {
+  // A program error at #k (ranks disagree on it) was there before anyone died or failed in it:
+  // it comes first; a rank that ended inside an otherwise consistent #k comes next.
+  for (auto classify : {classify_divergence, classify_mismatch, classify_dead, classify_error, classify_stall}) {
     if (auto finding = classify(a, at)) return finding;
   }
   return std::nullopt;

@@ -107,8 +107,10 @@ std::optional<Finding> classify_divergence(const Analysis& a, const AtSeq& at) {
     f.op = s.op;
     f.culprits = ranks_of(a, s.views);
     f.waiting = ranks_of(a, others);
-    f.reason = fmt::format("{} ran {}:{} at most {} time(s) and went on; {} in call {} from it", ranks_phrase(f.waiting),
-                           base_name(site.file), site.line, most, f.culprits.size() == 1 ? "is" : "are", s.min_iteration);
+    f.reason = fmt::format("{} ran {}:{} {}{} and went on; {} {} in call {} from it", ranks_phrase(f.waiting),
+                           base_name(site.file), site.line, most == 1 ? "once" : fmt::format("{}", most),
+                           most == 1 ? "" : " times", ranks_phrase(f.culprits), f.culprits.size() == 1 ? "is" : "are",
+                           s.min_iteration);
     return f;
   }
 

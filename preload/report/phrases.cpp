@@ -312,7 +312,10 @@ std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {
                             f.seq != 0 ? fmt::format("collective #{} ({})", f.seq, f.op.empty() ? "?" : f.op) : f.op,
                             f.culprits.empty() ? "none" : format_ranks(f.culprits),
                             f.waiting.empty() ? "none" : format_ranks(f.waiting)));
-  for (const auto& v : f.values) out.push_back(fmt::format("  {}: {} {}", ranks_phrase(v.ranks), f.attribute, v.value));
+  for (const auto& v : f.values) {
+    out.push_back(f.attribute == "line" ? fmt::format("  {}: {}", ranks_phrase(v.ranks), v.value)
+                                        : fmt::format("  {}: {} {}", ranks_phrase(v.ranks), f.attribute, v.value));
+  }
   if (!f.reason.empty()) out.push_back(fmt::format("  reasoning: {}", f.reason));
   if (f.blocked_by >= 0) {
     const Finding& b = d.findings[static_cast<size_t>(f.blocked_by)];

@@ -75,7 +75,7 @@ void Analysis::place_ranks() {
       s.why_dead = v.liveness == Liveness::Alive
                        ? fmt::format("no heartbeat for {}, though pid {} still runs: stopped or frozen",
                                      seconds(s.heartbeat_age_ns), v.header.pid)
-                       : fmt::format("no heartbeat for {} before the others stopped: killed, crashed or frozen",
+                       : fmt::format("its heartbeat stopped {} before the others' latest: killed, crashed or frozen",
                                      seconds(s.heartbeat_age_ns));
     } else if (gone && !watched) {
       s.state = RankState::Dead;
