@@ -31,7 +31,8 @@ constexpr const char* kUsage =
     "                         added to HANGSHIM_LIBRARY_PATHS or torch/, deepspeed/, site-packages/)\n"
     "  --no-stacks            do not read live stacks\n"
     "  --heartbeat-timeout S  a heartbeat older than S seconds means dead or frozen (default 10)\n"
-    "  --history N            newest calls kept per ledger, besides pending ones (default 64)\n"
+    "  --history N            newest calls kept per ledger, besides pending ones and the newest of each\n"
+    "                         call-site (default 16)\n"
     "  --exit-status          exit 3 when a problem is found (default: 0 whenever a report is printed)\n"
     "\n"
     "Exit status: 0 report printed; 1 nothing could be read; 2 usage; 3 (--exit-status) a problem\n"
@@ -87,7 +88,7 @@ int cmd_report(std::span<char*> args) {
     } else if (arg == "--history") {
       const char* v = next(arg);
       if (v == nullptr || !parse_count(v, settings.history) || settings.history == 0) {
-        return usage_error("--history needs a positive number of calls such as 64");
+        return usage_error("--history needs a positive number of calls such as 16");
       }
     } else if (!arg.empty() && arg[0] == '-') {
       return usage_error(fmt::format("unknown option {}", arg));

@@ -24,7 +24,7 @@ struct ReportSettings {
   std::vector<std::string> paths;        // empty: the default directory
   std::vector<std::string> libraries;    // --library patterns, added to HANGSHIM_LIBRARY_PATHS'
   bool stacks = true;                    // read live stacks of the ranks running here
-  size_t history = 64;                   // newest calls kept per ledger
+  size_t history = 16;                   // newest calls kept per ledger (see ViewOptions)
   report::DiagnoseOptions diagnose;
 };
 

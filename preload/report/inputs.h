@@ -103,7 +103,7 @@ struct Inputs {
 };
 
 struct ViewOptions {
-  size_t max_records = 64;  // newest calls kept per ledger, besides pending ones (memory: linear in ranks)
+  size_t max_records = 16;  // newest calls kept per ledger, besides pending ones and each call-site's newest
 };
 
 // Turns a parsed ledger into a RankView, interning its call-sites into `inputs`' pools.

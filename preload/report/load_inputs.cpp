@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "report/liveness.h"
+#include "report/sparse_read.h"
 
 namespace hangshim::report {
 
@@ -63,7 +64,7 @@ void add_ledger(const std::string& path, pyframes::Result<ledger::Ledger>&& ledg
 }  // namespace
 
 void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options) {
-  add_ledger(path, ledger::read_ledger_file(path), inputs, options);
+  add_ledger(path, read_ledger_sparse(path), inputs, options);
 }
 
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {

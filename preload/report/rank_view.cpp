@@ -72,14 +72,27 @@ int rank_of(const ledger::Ledger& l) {
   return -1;
 }
 
+// Keeps what the analysis looks at: every pending call (a stuck call stays relevant however
+// many calls came after it), the newest `max_records`, and the newest call of each call-site on
+// each communicator (the previous iteration of a line, for "this rank changed what it passes
+// here"), in their order. Memory then grows with ranks, not with how long they ran.
 void trim_records(ledger::Ledger& l, const ViewOptions& options) {
-  // The newest calls, plus older ones still pending (a stuck call stays relevant however many
-  // completed calls came after it).
-  size_t keep_from = l.records.size() > options.max_records ? l.records.size() - options.max_records : 0;
-  if (keep_from == 0) return;
-  auto first_kept = std::stable_partition(l.records.begin(), l.records.begin() + static_cast<std::ptrdiff_t>(keep_from),
-                                          [](const ledger::CallRecord& r) { return r.completed_ns != 0; });
-  l.records.erase(l.records.begin(), first_kept);
+  size_t n = l.records.size();
+  if (n <= options.max_records) return;
+  std::vector<char> keep(n, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> seen;  // (call-site, comm) pairs met, newest first
+  for (size_t i = n; i-- > 0;) {
+    const ledger::CallRecord& r = l.records[i];
+    auto site = std::make_pair(r.callsite, r.comm);
+    bool first_of_site = r.callsite != 0 && std::find(seen.begin(), seen.end(), site) == seen.end();
+    if (first_of_site) seen.push_back(site);
+    keep[i] = i + options.max_records >= n || r.completed_ns == 0 || first_of_site;
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (keep[i]) l.records[out++] = l.records[i];
+  }
+  l.records.resize(out);
   l.records.shrink_to_fit();
 }
 
