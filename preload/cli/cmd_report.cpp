@@ -25,8 +25,8 @@ constexpr const char* kUsage =
     "have their Python stacks read (no stop, no ptrace attach).\n"
     "\n"
     "  --json                 the diagnosis as JSON\n"
-    "  --rank LIST            show these ranks only, e.g. 0-3,7 (the analysis uses all)\n"
-    "  --comm NAME            show this communicator only: a name (world, world/split1) or a key prefix\n"
+    "  --rank LIST            detail for these ranks only, e.g. 0-3,7 (the verdict is the whole job's)\n"
+    "  --comm NAME            detail for this communicator only: a name (world, world/split1) or a key prefix\n"
     "  --library PATTERN      treat files whose path contains PATTERN as library code (repeatable;\n"
     "                         added to HANGSHIM_LIBRARY_PATHS or torch/, deepspeed/, site-packages/)\n"
     "  --no-stacks            do not read live stacks\n"
@@ -51,11 +51,7 @@ int cmd_report(std::span<char*> args) {
   bool exit_status = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
-    auto next = [&](std::string_view what) -> const char* {
-      if (i + 1 >= args.size()) return nullptr;
-      (void)what;
-      return args[++i];
-    };
+    auto next = [&]() -> const char* { return i + 1 < args.size() ? args[++i] : nullptr; };
     if (arg == "--help" || arg == "-h") {
       fmt::print("{}", kUsage);
       return 0;
@@ -66,27 +62,27 @@ int cmd_report(std::span<char*> args) {
     } else if (arg == "--exit-status") {
       exit_status = true;
     } else if (arg == "--rank") {
-      const char* v = next(arg);
+      const char* v = next();
       if (v == nullptr || !parse_rank_list(v, settings.diagnose.only_ranks)) {
         return usage_error("--rank needs a rank list such as 3 or 0-2,5");
       }
     } else if (arg == "--comm") {
-      const char* v = next(arg);
+      const char* v = next();
       if (v == nullptr || *v == '\0') return usage_error("--comm needs a communicator name (world) or key prefix");
       settings.diagnose.only_comms.emplace_back(v);
     } else if (arg == "--library") {
-      const char* v = next(arg);
+      const char* v = next();
       if (v == nullptr || *v == '\0') return usage_error("--library needs a path pattern such as /mylib/");
       settings.libraries.emplace_back(v);
     } else if (arg == "--heartbeat-timeout") {
-      const char* v = next(arg);
+      const char* v = next();
       double seconds = 0;
       if (v == nullptr || !parse_seconds(v, seconds) || seconds <= 0) {
         return usage_error("--heartbeat-timeout needs a number of seconds such as 10");
       }
       settings.diagnose.heartbeat_timeout_ns = static_cast<uint64_t>(seconds * 1e9);
     } else if (arg == "--history") {
-      const char* v = next(arg);
+      const char* v = next();
       if (v == nullptr || !parse_count(v, settings.history) || settings.history == 0) {
         return usage_error("--history needs a positive number of calls such as 16");
       }

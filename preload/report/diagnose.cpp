@@ -73,47 +73,37 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     }
   }
 
-  // Filters (--comm, --rank): what is shown, not what is concluded from.
+  d.findings = std::move(findings);
+  d.primary = primary;
+  d.problem = d.primary >= 0;
+  d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
+  d.situations = a.situations;
+
+  // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.
   std::set<int> comm_keep;
-  for (size_t c = 0; c < a.comms.size(); ++c) {
-    if (comm_selected(a.comms[c], options.only_comms)) comm_keep.insert(static_cast<int>(c));
+  for (size_t c = 0; c < d.comms.size(); ++c) {
+    d.comms[c].shown = comm_selected(d.comms[c], options.only_comms);
+    if (d.comms[c].shown) comm_keep.insert(static_cast<int>(c));
   }
   std::set<int> rank_keep;
-  for (const auto& s : a.situations) {
+  for (auto& s : d.situations) {
     bool in_comm = options.only_comms.empty();
     for (int c : comm_keep) {
-      const auto& ranks = a.comms[static_cast<size_t>(c)].ranks;
+      const auto& ranks = d.comms[static_cast<size_t>(c)].ranks;
       in_comm = in_comm || std::find(ranks.begin(), ranks.end(), s.rank) != ranks.end();
     }
     bool wanted = options.only_ranks.empty() ||
                   std::find(options.only_ranks.begin(), options.only_ranks.end(), s.rank) != options.only_ranks.end();
-    if (in_comm && wanted) rank_keep.insert(s.rank);
+    s.shown = in_comm && wanted;
+    if (s.shown) rank_keep.insert(s.rank);
   }
-  std::vector<int> remap(findings.size(), -1);
-  for (size_t i = 0; i < findings.size(); ++i) {
-    const Finding& f = findings[i];
-    bool keep = comm_keep.count(f.comm) != 0 &&
-                (options.only_ranks.empty() || intersects(f.culprits, rank_keep) || intersects(f.waiting, rank_keep));
-    if (!keep) continue;
-    remap[i] = static_cast<int>(d.findings.size());
-    d.findings.push_back(f);
-  }
-  for (auto& f : d.findings) f.blocked_by = f.blocked_by >= 0 ? remap[static_cast<size_t>(f.blocked_by)] : -1;
-  if (primary >= 0 && remap[static_cast<size_t>(primary)] >= 0) {
-    d.primary = remap[static_cast<size_t>(primary)];
-  } else {
-    for (size_t i = 0; i < d.findings.size() && d.primary < 0; ++i) {
-      if (d.findings[i].root_cause) d.primary = static_cast<int>(i);
-    }
-  }
-  d.problem = d.primary >= 0;
-  d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
-
-  for (const auto& s : a.situations) {
-    if (rank_keep.count(s.rank) != 0) d.situations.push_back(s);
+  for (auto& f : d.findings) {
+    f.shown = comm_keep.count(f.comm) != 0 &&
+              (options.only_ranks.empty() || intersects(f.culprits, rank_keep) || intersects(f.waiting, rank_keep));
   }
   std::map<std::string, size_t> group_of;
   for (size_t i = 0; i < d.situations.size(); ++i) {
+    if (!d.situations[i].shown) continue;
     std::string key = situation_key(d.situations[i]);
     auto it = group_of.find(key);
     if (it == group_of.end()) {

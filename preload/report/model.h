@@ -82,6 +82,7 @@ struct RankSituation {
   uint64_t heartbeat_age_ns = 0;      // 0 when fresh or unknown
   std::string why_dead;               // Dead: "no heartbeat for 42 s", "pid 1234 is gone"
   uint64_t waiting_ns = 0;            // how long its current call has been pending
+  bool shown = true;                  // selected by --rank / --comm
 };
 
 // Ranks whose situations read the same (pid, host and times aside).
@@ -100,6 +101,7 @@ struct CommSummary {
   int parent = -1;         // index of the communicator it was split from
   bool subgroup = false;   // smaller than the world, or split from another communicator
   bool global_ranks = false;  // its ranks are the global ranks (a world made with a unique id)
+  bool shown = true;          // selected by --comm
   uint64_t issued_min = 0, issued_max = 0, completed_min = 0, completed_max = 0;
 };
 
@@ -123,6 +125,7 @@ struct Finding {
   bool never_issued = false;      // the culprits never issued collective #seq (vs. issued it wrong)
   int blocked_by = -1;            // the finding that holds this one's culprits (they wait there)
   bool root_cause = true;
+  bool shown = true;              // selected by --rank / --comm (the verdict's is always shown)
 };
 
 // Ranks with identical live stacks.
@@ -137,8 +140,8 @@ struct Diagnosis {
   int primary = -1;                         // the finding the verdict is about
   std::vector<Finding> findings;
   std::vector<CommSummary> comms;
-  std::vector<RankSituation> situations;    // one per rank, by rank
-  std::vector<RankGroup> groups;            // situations merged
+  std::vector<RankSituation> situations;    // one per rank, by rank (all: the verdict reads them)
+  std::vector<RankGroup> groups;            // shown situations merged
   std::vector<StackGroup> stack_groups;
   std::vector<pyframes::Process> processes; // live stacks (one per stack group)
   std::vector<std::string> hints;           // what to do next

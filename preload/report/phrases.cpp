@@ -172,9 +172,9 @@ std::string healthy_line(const Diagnosis& d) {
     return fmt::format("NO HANG: no rank runs any more ({} exited, {} died); every collective issued was completed ({})",
                        exited, dead, counts);
   }
-  return fmt::format("NO HANG IN NCCL: {} ranks, every collective issued was completed ({}); if the job is stuck, it is "
+  return fmt::format("NO HANG IN NCCL: {} {}, every collective issued was completed ({}); if the job is stuck, it is "
                      "stuck outside NCCL: see where each rank is below",
-                     d.situations.size(), counts);
+                     d.situations.size(), d.situations.size() == 1 ? "rank" : "ranks", counts);
 }
 
 }  // namespace

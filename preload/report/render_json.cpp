@@ -67,6 +67,7 @@ void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   write_ranks(j, "culprits", f.culprits);
   write_ranks(j, "waiting", f.waiting);
   j.field("never_issued", f.never_issued).field("root_cause", f.root_cause).field("blocked_by", f.blocked_by);
+  j.field("shown", f.shown);
   j.field("attribute", f.attribute);
   j.key("values").begin_array();
   for (const auto& v : f.values) {
@@ -119,12 +120,15 @@ std::string render_report_json(const Diagnosis& d) {
   j.end_array();
   j.end_object();
 
+  // Indexes (verdict.finding, blocked_by) refer to this list, which --rank / --comm do not cut;
+  // "shown" says what they selected.
   j.key("findings").begin_array();
   for (const auto& f : d.findings) write_finding(j, d, f);
   j.end_array();
 
   j.key("communicators").begin_array();
   for (const auto& c : d.comms) {
+    if (!c.shown) continue;
     j.begin_object().field("name", c.name).field("key", fmt::format("{:016x}", c.key)).field("key_kind", c.key_kind);
     j.field("nranks", c.nranks);
     write_ranks(j, "ranks", c.ranks);
@@ -139,6 +143,7 @@ std::string render_report_json(const Diagnosis& d) {
 
   j.key("ranks").begin_array();
   for (const auto& s : d.situations) {
+    if (!s.shown) continue;
     j.begin_object().field("rank", s.rank).field("state", rank_state_name(s.state));
     j.field("pid", s.pid).field("host", s.host).field("liveness", liveness_name(s.liveness));
     write_call(j, d, "current", s.current);

@@ -14,7 +14,7 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
     for (const auto& line : finding_lines(d, d.findings[static_cast<size_t>(d.primary)])) out += "  " + line + "\n";
     bool header = false;
     for (size_t i = 0; i < d.findings.size(); ++i) {
-      if (static_cast<int>(i) == d.primary) continue;
+      if (static_cast<int>(i) == d.primary || !d.findings[i].shown) continue;
       if (!header) out += "\nalso:\n";
       header = true;
       for (const auto& line : finding_lines(d, d.findings[i])) out += "  " + line + "\n";
@@ -41,6 +41,7 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
   if (!d.comms.empty()) {
     out += "\ncommunicators:\n";
     for (const auto& c : d.comms) {
+      if (!c.shown) continue;
       std::string issued = c.issued_min == c.issued_max ? fmt::format("{}", c.issued_max)
                                                         : fmt::format("{}-{}", c.issued_min, c.issued_max);
       std::string done = c.completed_min == c.completed_max ? fmt::format("{}", c.completed_max)

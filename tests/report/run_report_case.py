@@ -7,7 +7,8 @@
     and for a rank stuck outside NCCL the line its live stack is at;
   * text: the first line names the culprits, the collective number and op, and every rank's
     line and iteration as the truth states them; a healthy run raises no alarm;
-  * --exit-status: 3 for a hang, 0 for the healthy run;
+  * --exit-status: 3 for a hang, 0 for the healthy run; --rank / --comm narrow the detail, not
+    the verdict;
   * several nodes: the ledgers split over two directories, one of them exported
     (`hangshim export`), give the same verdict.
 
@@ -170,6 +171,14 @@ def main():
         checker.check_text(text)
         expect(code == (3 if truth["hang"] else 0), "--exit-status gave %d (hang=%s)" % (code, truth["hang"]))
         expect(not err.strip(), "hangshim report printed errors: %s" % err.strip())
+        # --rank / --comm choose what the detail shows; the verdict stays the job's.
+        last = args.ranks - 1
+        narrowed = ws.report_json("--rank", str(last), "--comm", "world", ws.ledgers)
+        checker.check_verdict(narrowed, "the report with --rank %d --comm world" % last)
+        expect([r["rank"] for r in narrowed["ranks"]] == [last], "--rank %d shows ranks %s" %
+               (last, [r["rank"] for r in narrowed["ranks"]]))
+        expect([c["name"] for c in narrowed["communicators"]] == ["world"],
+               "--comm world shows %s" % [c["name"] for c in narrowed["communicators"]])
         node_a, export = split_nodes(ws, args.ranks)
         checker.check_verdict(ws.report_json(node_a, export), "the report of two nodes (a directory and an export)")
     except Failure as e:
