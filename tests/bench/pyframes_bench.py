@@ -146,9 +146,9 @@ def main():
     targets = start_targets(args.python, many)
     try:
         pids = [str(t.pid) for t in targets]
-        batch = repeat([args.pyframes] + pids, max(3, runs // 20),
+        batch = repeat([args.pyframes, "--no-merge"] + pids, max(3, runs // 20),
                        lambda out: out.count("Process ") == many and complete(out))
-        batch_rss = peak_rss([args.pyframes] + pids, 3)
+        batch_rss = peak_rss([args.pyframes, "--no-merge"] + pids, 3)
     finally:
         for target in targets:
             target.kill()

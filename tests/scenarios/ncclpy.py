@@ -75,8 +75,13 @@ _SIGNATURES = {
 
 
 def _load_nccl():
+    # Bind NCCL the way an extension linked against it (PyTorch, CuPy) does: loaded into the
+    # global symbol scope and every function looked up there, so an LD_PRELOADed interposer
+    # such as libhangshim.so is called. A plain CDLL("libnccl.so.2") would look functions up
+    # in the library's own handle, which by design never reaches an interposer.
     try:
-        lib = ctypes.CDLL("libnccl.so.2")
+        ctypes.CDLL("libnccl.so.2", mode=ctypes.RTLD_GLOBAL)
+        lib = ctypes.CDLL(None)
     except OSError as e:
         raise RuntimeError("ncclpy: cannot load libnccl.so.2 (%s): put the stand-in's directory "
                            "(build/tests/fakenccl/lib) on LD_LIBRARY_PATH" % e)

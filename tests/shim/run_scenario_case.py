@@ -127,7 +127,7 @@ def main():
         launch = os.path.join(os.path.dirname(os.path.abspath(args.scenario)), "launch.py")
         extra = ["HANGSHIM_STALL_SECONDS=%d" % STALL_SECONDS, "HANGSHIM_POLL_MS=20",
                  "HANGSHIM_LIBRARY_PATHS=/ncclpy.py:/scenario_lib.py",
-                 "PYTHONPATH=" + os.path.join(HERE, "global_binding"), "LD_PRELOAD=" + args.shim]
+                 "LD_PRELOAD=" + args.shim]
         if args.stream:
             extra.append("HANGSHIM_SCENARIO_STREAM=1")
         command = [args.python, launch, "-n", str(args.ranks), "--timeout", "120", "--hang-after",

@@ -33,7 +33,7 @@ Result<Process> fake_reader(int64_t pid, const ReadOptions&) {
 
 TEST_CASE("cli app: one failing PID prints one error line, the others still print, exit 1") {
   Output output;
-  const int status = run_pyframes({"10", "11", "12"}, Terminal{}, fake_reader, "1.0", output);
+  const int status = run_pyframes({"--no-merge", "10", "11", "12"}, Terminal{}, fake_reader, "1.0", output);
   CHECK(status == kExitTargetProblem);
   CHECK(count_lines(output.err) == 1);
   CHECK(output.err.rfind("pyframes: process 11: cannot read process 11 (", 0) == 0);
@@ -72,7 +72,7 @@ TEST_CASE("cli app: usage errors exit 2 without reading anything") {
     ++reads;
     return fake_reader(pid, options);
   };
-  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "x"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"--nope", "2"}, {"2", "0"}}) {
     Output output;
     CHECK(run_pyframes(args, Terminal{}, counting, "1.0", output) == kExitUsage);
     CHECK(count_lines(output.err) == 1);

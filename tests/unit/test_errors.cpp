@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "process/proc_info.h"
 #include "pyframes/pyframes.h"
 #include "python_process.h"
 
@@ -27,10 +28,13 @@ TEST_CASE("no such process") {
 TEST_CASE("a process that is not Python is named in the error") {
   PythonProcess sleeper("/bin/sleep", {"30"});
   REQUIRE(sleeper.pid() > 0);
-  // Wait for exec to replace the spawned image.
-  for (int i = 0; i < 200; ++i) {
+  // Wait for exec to replace the spawned image: /proc/PID/exe and the mappings both show
+  // sleep (on a loaded machine exec can take well over a second).
+  const std::string proc = "/proc/" + std::to_string(sleeper.pid());
+  for (int i = 0; i < 2000; ++i) {
     std::error_code ec;
-    if (std::filesystem::read_symlink("/proc/" + std::to_string(sleeper.pid()) + "/exe", ec).filename() == "sleep") break;
+    const std::string text = read_proc_text(proc + "/maps").value_or("");
+    if (std::filesystem::read_symlink(proc + "/exe", ec).filename() == "sleep" && text.find("/sleep") != std::string::npos) break;
     usleep(5000);
   }
   auto result = read_process(sleeper.pid());

@@ -40,8 +40,11 @@ struct Readers {
   CoreReader core;
 };
 
+struct Sources;  // how --children, --pgrep and --merge-json find their targets (job_targets.h)
+
 // Runs `pyframes args...` (args exclude the program name) and returns the exit status.
+// `sources` defaults to the live machine (/proc, the file system).
 int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const Readers& readers,
-                 std::string_view version, Output& output);
+                 std::string_view version, Output& output, const Sources* sources = nullptr);
 
 }  // namespace pyframes::cli

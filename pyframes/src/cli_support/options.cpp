@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <charconv>
 
@@ -32,23 +30,21 @@ bool is_digits(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_regular_file(std::string_view path) {
-  struct stat st {};
-  return ::stat(std::string(path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+// A positional argument: digits are a PID, anything else names a core file. A missing or
+// unreadable file is that target's problem (exit 1, one line), like a PID that is gone.
+Result<Target> parse_target(std::string_view text) {
+  if (!is_digits(text)) return Target{0, std::string(text)};
+  auto pid = parse_pid(text);
+  if (!pid) return pid.take_error();
+  return Target{*pid, {}};
 }
 
-// A positional argument: digits are a PID, an existing file is a core; anything else is a
-// typo worth a usage error before any target is read.
-Result<Target> parse_target(std::string_view text) {
-  if (is_digits(text)) {
-    auto pid = parse_pid(text);
-    if (!pid) return pid.take_error();
-    return Target{*pid, {}};
-  }
-  if (!is_regular_file(text)) {
-    return usage(fmt::format("'{}' is neither a PID nor a core file (no such file)", text));
-  }
-  return Target{0, std::string(text)};
+// A PID-valued option: the reason it is not one, or empty.
+std::string add_number(std::vector<int64_t>& to, std::string_view value) {
+  auto pid = parse_pid(value);
+  if (!pid) return pid.error().message;
+  to.push_back(*pid);
+  return {};
 }
 
 }  // namespace
@@ -59,6 +55,30 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.json = true; return std::string(); }},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
        [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
+      {"--native", "", "", "also C/C++ frames, merged with the Python frames (stops a live target for the unwind)",
+       [](Options& o, std::string_view) { o.native = true; return std::string(); }},
+      {"--native-all", "", "", "--native, and also threads that run no Python code",
+       [](Options& o, std::string_view) { o.native = o.native_all = true; return std::string(); }},
+      {"--children", "", "PID", "read every Python process descended from PID (a launcher: torchrun, srun, ...)",
+       [](Options& o, std::string_view value) { return add_number(o.children_of, value); }},
+      {"--pgrep", "", "PATTERN", "read every Python process whose command line matches PATTERN (like pgrep -f)",
+       [](Options& o, std::string_view value) {
+         if (value.empty()) return std::string("an empty pattern matches every process");
+         o.patterns.emplace_back(value);
+         return std::string();
+       }},
+      {"--merge", "", "", "merge the stacks into one tree labelled by rank (default with several processes)",
+       [](Options& o, std::string_view) { o.merge = MergeMode::Always; return std::string(); }},
+      {"--no-merge", "", "", "print every process on its own, even with several",
+       [](Options& o, std::string_view) { o.merge = MergeMode::Never; return std::string(); }},
+      {"--all-threads", "", "", "merge every thread, not only the main thread of each process",
+       [](Options& o, std::string_view) { o.all_threads = true; return std::string(); }},
+      {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
+       [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
+      {"--idle", "", "", "hide idle threads (blocked in a wait), as py-spy does",
+       [](Options& o, std::string_view) { o.hide_idle = true; return std::string(); }},
+      {"--merge-json", "", "", "the targets are files saved from pyframes --json ('-': stdin): merge them",
+       [](Options& o, std::string_view) { o.from_json = true; return std::string(); }},
       {"--exe", "", "PATH", "cores: the executable that wrote the core, when not at its original path",
        [](Options& o, std::string_view v) { o.core_executable = v; return std::string(); }},
       {"--lib-search", "", "DIR", "cores: a directory to look for moved files in (repeatable)",
@@ -124,22 +144,36 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     }
   }
   if (options.action != Action::Dump) return options;
+  if (options.from_json) {
+    if (!options.children_of.empty() || !options.patterns.empty() || options.lock || options.locals) {
+      return usage("--merge-json reads saved documents: --children, --pgrep, --lock and --locals do not apply");
+    }
+    options.json_files.assign(targets.begin(), targets.end());
+    if (options.json_files.empty()) return usage("no file given (usage: pyframes --merge-json FILE...)");
+    return options;
+  }
   for (std::string_view text : targets) {
     auto target = parse_target(text);
     if (!target) return target.take_error();
     add_target(options, std::move(*target));
   }
-  if (options.targets.empty()) return usage("no PID or core file given (usage: pyframes [options] PID|CORE...)");
+  if (options.targets.empty() && options.children_of.empty() && options.patterns.empty()) {
+    return usage("no PID or core file given (usage: pyframes [options] PID|CORE..., --children PID or --pgrep PATTERN)");
+  }
   return options;
 }
 
 std::string help_text() {
   std::string text =
       "Usage: pyframes [options] PID|CORE...\n"
+      "       pyframes [options] --children LAUNCHER_PID | --pgrep PATTERN\n"
+      "       pyframes [options] --merge-json FILE...\n"
       "\n"
       "Print the Python stacks of running CPython 3.6-3.14 processes and of core files (gcore,\n"
       "kernel dumps, gzip-compressed), innermost frame first, without debug symbols and without\n"
-      "stopping the processes. Several targets are read in parallel.\n"
+      "stopping the processes. Several targets are read in parallel and merged into one tree,\n"
+      "outermost frame first, whose branches name the ranks (RANK from the environment) or pids\n"
+      "that took them, outliers first.\n"
       "\n"
       "Options:\n";
   for (const OptionSpec& spec : option_specs()) {

@@ -1,6 +1,7 @@
 // Command-line options of `pyframes`, parsed from a table so that a new option is one entry:
 // its spellings, its value (if any), its help line and what it sets in Options. Positional
-// arguments are targets: PIDs of live processes and core files.
+// arguments are targets: PIDs of live processes and core files, or with --merge-json the files of
+// saved --json documents.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,9 @@
 namespace pyframes::cli {
 
 enum class Action { Dump, Help, Version };
+
+// Whether the stacks of several processes are merged into one tree (--merge, --no-merge).
+enum class MergeMode { Auto, Always, Never };
 
 // One thing to read: a live process (digits) or a core file (anything else that is a file).
 struct Target {
@@ -28,6 +32,17 @@ struct Options {
   std::vector<Target> targets;  // in the order given, duplicates removed
   bool json = false;
   bool lock = false;
+  bool native = false;      // --native: C/C++ frames merged with the Python frames
+  bool native_all = false;  // --native-all: also threads without Python state
+  // Whole jobs: processes chosen by launcher (--children) or command line (--pgrep).
+  std::vector<int64_t> children_of;
+  std::vector<std::string> patterns;
+  MergeMode merge = MergeMode::Auto;
+  bool all_threads = false;
+  bool locals = false;
+  bool hide_idle = false;
+  bool from_json = false;               // --merge-json: the targets are saved --json documents
+  std::vector<std::string> json_files;  // their paths ("-" is stdin), in the order given
   // Core files only: where to find the files a core names (see pyframes/core.h).
   std::string core_executable;          // --exe
   std::vector<std::string> lib_search;  // --lib-search, repeatable

@@ -10,10 +10,7 @@
 
 namespace pyframes {
 
-namespace {
-
-// Reads at most `max` bytes of a /proc file (their sizes are unknown until read).
-std::optional<std::string> read_file(const std::string& path, size_t max = 1 << 20) {
+std::optional<std::string> read_proc_text(const std::string& path, size_t max) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::string text;
@@ -27,6 +24,8 @@ std::optional<std::string> read_file(const std::string& path, size_t max = 1 << 
   ::close(fd);
   return text;
 }
+
+namespace {
 
 std::vector<std::string> split_nul(const std::string& text) {
   std::vector<std::string> out;
@@ -56,12 +55,12 @@ std::string proc_executable(pid_t pid) {
 }
 
 std::vector<std::string> proc_command_line(pid_t pid) {
-  auto text = read_file(fmt::format("/proc/{}/cmdline", pid));
+  auto text = read_proc_text(fmt::format("/proc/{}/cmdline", pid));
   return text ? split_nul(*text) : std::vector<std::string>{};
 }
 
 std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name) {
-  auto text = read_file(fmt::format("/proc/{}/environ", pid), 1 << 22);
+  auto text = read_proc_text(fmt::format("/proc/{}/environ", pid), 1 << 22);
   if (!text) return std::nullopt;
   std::string prefix = name + "=";
   for (const auto& entry : split_nul(*text)) {
@@ -86,14 +85,14 @@ std::vector<pid_t> proc_thread_ids(pid_t pid) {
 }
 
 std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid) {
-  auto text = read_file(fmt::format("/proc/{}/task/{}/comm", pid, tid), 64);
+  auto text = read_proc_text(fmt::format("/proc/{}/task/{}/comm", pid, tid), 64);
   if (!text) return std::nullopt;
   while (!text->empty() && (text->back() == '\n' || text->back() == '\0')) text->pop_back();
   return text;
 }
 
 std::optional<char> proc_thread_state(pid_t pid, pid_t tid) {
-  auto text = read_file(fmt::format("/proc/{}/task/{}/stat", pid, tid), 1024);
+  auto text = read_proc_text(fmt::format("/proc/{}/task/{}/stat", pid, tid), 1024);
   if (!text) return std::nullopt;
   // "tid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'.
   size_t close = text->rfind(')');
@@ -112,14 +111,6 @@ void add_proc_thread_details(pid_t pid, Process& process) {
     auto tid = static_cast<pid_t>(thread.native_id);
     if (thread.name.empty()) {
       if (auto name = proc_thread_name(pid, tid)) thread.name = *name;
-    }
-    if (thread.state == ThreadState::Unknown) {
-      auto state = proc_thread_state(pid, tid);
-      if (state == 'R') {
-        thread.state = ThreadState::Running;
-      } else if (state == 'S' || state == 'D' || state == 't' || state == 'T') {
-        thread.state = ThreadState::Idle;
-      }
     }
   }
 }

@@ -12,6 +12,10 @@
 
 namespace pyframes {
 
+// At most `max` bytes of a /proc file (their sizes are unknown until read); nullopt when it
+// cannot be opened.
+std::optional<std::string> read_proc_text(const std::string& path, size_t max = 1 << 20);
+
 std::string proc_executable(pid_t pid);
 std::vector<std::string> proc_command_line(pid_t pid);
 // A variable of the process's initial environment (RANK, LOCAL_RANK); nullopt when absent
@@ -22,7 +26,7 @@ std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid);
 // 'R', 'S', 'D', ... from /proc/PID/task/TID/stat; nullopt when the thread is gone.
 std::optional<char> proc_thread_state(pid_t pid, pid_t tid);
 
-// Fills names and states of `process`'s threads from /proc where Python did not name them,
+// Fills the names of `process`'s threads from /proc where Python did not name them,
 // and clears native ids that are not threads of `pid` (a libc whose struct pthread differs).
 void add_proc_thread_details(pid_t pid, Process& process);
 

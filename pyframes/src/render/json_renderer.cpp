@@ -4,53 +4,30 @@
 
 #include "pyframes/json_writer.h"
 #include "pyframes/render.h"
+#include "render/json_model.h"
+#include "render/json_names.h"
 
 namespace pyframes {
 
-namespace {
+namespace render {
 
-const char* kind_name(Frame::Kind kind) { return kind == Frame::Kind::Native ? "native" : "python"; }
-
-const char* state_name(ThreadState state) {
-  switch (state) {
-    case ThreadState::Running: return "running";
-    case ThreadState::HoldsGil: return "holds_gil";
-    case ThreadState::WaitingForGil: return "waiting_for_gil";
-    case ThreadState::Idle: return "idle";
-    case ThreadState::Unknown: break;
-  }
-  return "unknown";
-}
-
-const char* error_kind_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::NotFound: return "not_found";
-    case ErrorKind::PermissionDenied: return "permission_denied";
-    case ErrorKind::ProcessGone: return "process_gone";
-    case ErrorKind::NotPython: return "not_python";
-    case ErrorKind::UnsupportedVersion: return "unsupported_version";
-    case ErrorKind::BadAddress: return "bad_address";
-    case ErrorKind::Corrupt: return "corrupt";
-    case ErrorKind::Truncated: return "truncated";
-    case ErrorKind::Io: return "io";
-    case ErrorKind::Usage: return "usage";
-  }
-  return "unknown";
-}
-
-void write_frame(JsonWriter& json, const Frame& frame) {
-  json.begin_object();
+void write_frame_fields(JsonWriter& json, const Frame& frame) {
   json.key("function").value(frame.function);
   json.key("qualname").value(frame.qualname.empty() ? frame.function : frame.qualname);
   json.key("file").value(frame.file);
   json.key("line").value(frame.line);
-  json.key("kind").value(kind_name(frame.kind));
+  json.key("kind").value(frame_kind_name(frame.kind));
   if (frame.kind == Frame::Kind::Native) {
     json.key("address").value(frame.address);
     if (!frame.module.empty()) json.key("module").value(frame.module);
     if (frame.offset != 0) json.key("offset").value(frame.offset);
   }
   if (frame.is_entry) json.key("entry").value(true);
+}
+
+void write_frame(JsonWriter& json, const Frame& frame) {
+  json.begin_object();
+  write_frame_fields(json, frame);
   if (!frame.locals.empty()) {
     json.key("locals").begin_array();
     for (const Local& local : frame.locals) {
@@ -65,20 +42,30 @@ void write_frame(JsonWriter& json, const Frame& frame) {
   json.end_object();
 }
 
-void write_thread(JsonWriter& json, const Thread& thread) {
-  json.begin_object();
+void write_thread_fields(JsonWriter& json, const Thread& thread) {
   json.key("thread_id").value(thread.thread_id);
   json.key("native_id").value(thread.native_id);
   json.key("name").value(thread.name);
   json.key("gil").value(thread.gil);
-  json.key("state").value(state_name(thread.state));
+  json.key("state").value(thread_state_name(thread.state));
   if (thread.truncated) {
     json.key("truncated").value(true);
     json.key("truncation_reason").value(thread.truncation_reason);
   }
+}
+
+void write_thread(JsonWriter& json, const Thread& thread) {
+  json.begin_object();
+  write_thread_fields(json, thread);
   json.key("frames").begin_array();
   for (const Frame& frame : thread.frames) write_frame(json, frame);
   json.end_array();
+  if (!thread.native_note.empty()) json.key("native_note").value(thread.native_note);
+  if (!thread.native_frames.empty()) {
+    json.key("native_frames").begin_array();
+    for (const Frame& frame : thread.native_frames) write_frame(json, frame);
+    json.end_array();
+  }
   json.end_object();
 }
 
@@ -121,20 +108,23 @@ void write_failure(JsonWriter& json, const FailedTarget& failure) {
   json.end_object();
 }
 
-}  // namespace
+void write_failures(JsonWriter& json, const std::vector<FailedTarget>& failures) {
+  if (failures.empty()) return;
+  json.key("errors").begin_array();
+  for (const FailedTarget& failure : failures) write_failure(json, failure);
+  json.end_array();
+}
+
+}  // namespace render
 
 std::string render_json(const std::vector<Process>& processes, const std::vector<FailedTarget>& failures,
                         const JsonOptions& options) {
   JsonWriter json(options.pretty);
   json.begin_object();
   json.key("processes").begin_array();
-  for (const Process& process : processes) write_process(json, process);
+  for (const Process& process : processes) render::write_process(json, process);
   json.end_array();
-  if (!failures.empty()) {
-    json.key("errors").begin_array();
-    for (const FailedTarget& failure : failures) write_failure(json, failure);
-    json.end_array();
-  }
+  render::write_failures(json, failures);
   json.end_object();
   return json.str() + "\n";
 }

@@ -17,14 +17,22 @@ uint64_t holder_of(const Memory& memory, const Layout& layout, uint64_t gil) noe
 
 }  // namespace
 
-uint64_t gil_holder(const Memory& memory, const Layout& layout, const PythonTarget& target, uint64_t interp) noexcept {
+uint64_t gil_state_address(const Memory& memory, const Layout& layout, const PythonTarget& target,
+                           uint64_t interp) noexcept {
   if (layout.interpreter.ceval_gil >= 0) {  // 3.12+: per interpreter
     uint64_t gil = 0;
     if (memory.read(interp + static_cast<uint64_t>(layout.interpreter.ceval_gil), &gil, 8) != ReadStatus::Ok) return 0;
-    return holder_of(memory, layout, gil);
+    return gil;
   }
   if (target.runtime_address != 0 && layout.runtime.ceval_gil >= 0) {  // 3.7-3.11
-    return holder_of(memory, layout, target.runtime_address + static_cast<uint64_t>(layout.runtime.ceval_gil));
+    return target.runtime_address + static_cast<uint64_t>(layout.runtime.ceval_gil);
+  }
+  return 0;
+}
+
+uint64_t gil_holder(const Memory& memory, const Layout& layout, const PythonTarget& target, uint64_t interp) noexcept {
+  if (layout.interpreter.ceval_gil >= 0 || (target.runtime_address != 0 && layout.runtime.ceval_gil >= 0)) {
+    return holder_of(memory, layout, gil_state_address(memory, layout, target, interp));
   }
   if (target.runtime_address != 0 && layout.runtime.gilstate_tstate_current >= 0) {
     uint64_t current = 0;

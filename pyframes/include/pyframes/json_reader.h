@@ -1,0 +1,74 @@
+// Reading JSON: a small strict parser (RFC 8259) with errors as values, and the inverse of
+// render_json, which turns saved `pyframes --json` documents back into the model so that dumps
+// taken on many nodes can be merged later (`pyframes --merge-json`), or by other tools (the
+// hangshim report). Input is untrusted: nesting depth is bounded, every error says where.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pyframes/model.h"
+#include "pyframes/render.h"
+#include "pyframes/result.h"
+
+namespace pyframes {
+
+class JsonValue {
+ public:
+  enum class Type { Null, Bool, Number, String, Array, Object };
+
+  Type type() const { return type_; }
+  bool is_null() const { return type_ == Type::Null; }
+  bool is_object() const { return type_ == Type::Object; }
+  bool is_array() const { return type_ == Type::Array; }
+
+  std::optional<bool> boolean() const;
+  // Numbers: integers keep all 64 bits; nullopt when the value is not a number of that kind
+  // (a fraction, out of range, or not a number at all).
+  std::optional<int64_t> int64() const;
+  std::optional<uint64_t> uint64() const;
+  std::optional<double> number() const;
+  const std::string* string() const;  // nullptr unless a string
+
+  // Arrays and objects: items in document order (an object's values, keys alongside).
+  const std::vector<JsonValue>& items() const { return items_; }
+  const std::vector<std::string>& keys() const { return keys_; }
+  // The first member named `key`, nullptr when absent or not an object.
+  const JsonValue* find(std::string_view key) const;
+
+ private:
+  friend class JsonParser;
+  Type type_ = Type::Null;
+  bool boolean_ = false;
+  bool integral_ = false;  // the literal had no fraction or exponent and fits 64 bits
+  bool negative_ = false;
+  uint64_t magnitude_ = 0;
+  double number_ = 0;
+  std::string string_;
+  std::vector<JsonValue> items_;
+  std::vector<std::string> keys_;
+};
+
+inline constexpr size_t kMaxJsonDepth = 256;
+
+// One document; anything but whitespace after it is an error.
+Result<JsonValue> parse_json(std::string_view text);
+// Whitespace-separated documents one after another (`pyframes --json` outputs concatenated).
+Result<std::vector<JsonValue>> parse_json_stream(std::string_view text);
+
+// What a `pyframes --json` document holds.
+struct JsonDump {
+  std::vector<Process> processes;
+  std::vector<FailedTarget> failures;
+};
+
+// The processes and errors of one document written by render_json (fields it does not know are
+// ignored, so later additions stay readable). Errors name the bad field: "processes[2].threads
+// [0].frames[5].line is not an integer".
+Result<JsonDump> dump_from_json(const JsonValue& document);
+
+}  // namespace pyframes

@@ -1,0 +1,94 @@
+// Labels for groups of merged stacks: compressed rank and pid lists ("ranks 0-6,8").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "merge/labels.h"
+#include "pyframes/merge.h"
+
+namespace pyframes {
+
+namespace {
+
+// RANK as a number when it is one (launchers write decimal integers); nullopt otherwise.
+std::optional<int64_t> numeric(const std::string& text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::string plural(size_t count, std::string_view one, std::string_view many) {
+  return std::string(count == 1 ? one : many);
+}
+
+}  // namespace
+
+std::string compress_numbers(std::vector<int64_t> numbers) {
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  std::string out;
+  for (size_t i = 0; i < numbers.size();) {
+    size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", numbers[i]) : fmt::format("{}-{}", numbers[i], numbers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string describe_members(const MergedStacks& merged, const std::vector<uint32_t>& members) {
+  return describe_members(merged, members, true);
+}
+
+std::string describe_members(const MergedStacks& merged, const std::vector<uint32_t>& members, bool counts) {
+  std::vector<int64_t> ranks;
+  std::set<std::string> other_ranks;  // RANK values that are not numbers, listed as they are
+  std::vector<int64_t> pids;
+  std::set<size_t> processes;
+  std::set<std::string> identities;  // rank or pid: more processes than identities is worth saying
+  std::set<std::string> names;
+  for (uint32_t id : members) {
+    if (id >= merged.members.size()) continue;
+    const MergeMember& member = merged.members[id];
+    processes.insert(member.process);
+    names.insert(member.thread_name);
+    if (member.rank.empty()) {
+      pids.push_back(member.pid);
+      identities.insert(fmt::format("pid {}", member.pid));
+    } else {
+      if (auto value = numeric(member.rank)) {
+        ranks.push_back(*value);
+      } else {
+        other_ranks.insert(member.rank);
+      }
+      identities.insert("rank " + member.rank);
+    }
+  }
+  std::string label;
+  std::string rank_list = compress_numbers(ranks);
+  for (const std::string& other : other_ranks) rank_list += (rank_list.empty() ? "" : ",") + other;
+  const size_t distinct_ranks = std::set<int64_t>(ranks.begin(), ranks.end()).size() + other_ranks.size();
+  if (distinct_ranks > 0) label = plural(distinct_ranks, "rank ", "ranks ") + rank_list;
+  if (!pids.empty()) {
+    const size_t distinct_pids = std::set<int64_t>(pids.begin(), pids.end()).size();
+    label += (label.empty() ? "" : ", ") + plural(distinct_pids, "pid ", "pids ") + compress_numbers(pids);
+  }
+  if (label.empty()) label = "nobody";
+  if (!counts) return label;
+  if (merged.all_threads && names.size() == 1 && !names.begin()->empty()) {
+    label += fmt::format(" \"{}\"", *names.begin());
+  }
+  if (members.size() > processes.size()) {
+    label += fmt::format(" ({} threads)", members.size());
+  } else if (processes.size() > identities.size()) {
+    label += fmt::format(" ({} processes)", processes.size());
+  }
+  return label;
+}
+
+}  // namespace pyframes

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Integration tests of pyframes' whole-job views against real interpreters.
+
+    job_itest.py --pyframes BUILD/pyframes/pyframes --python /path/to/python3 --group job
+
+Groups (one ctest each per interpreter):
+  job     a launcher (programs/job_launcher.py) starts 8 ranks with RANK/LOCAL_RANK, seven block
+          in all_reduce() and rank 7 in load_batch(), one iteration behind, plus a helper that is
+          not Python: --children LAUNCHER and --pgrep find exactly the ranks, the merged view
+          (text and JSON) names the outlier first and every branch matches the ranks' own
+          records, --locals shows the iteration of each rank, saved dumps merge (--merge-json)
+  locals  --locals against sys._getframe().f_locals for ints (small, huge), floats, bools, None,
+          str (ASCII, non-ASCII, 10 MB), bytes, tuples, lists (self-containing), dicts
+  states  thread states against what each thread of the program is doing: idle in sleep, a
+          lock or an Event; holding the GIL while spinning; running without the GIL in hashlib;
+          waiting for the GIL while another thread holds it in a C call (ctypes.PyDLL)
+Ground truth comes from the programs themselves; every process started is killed at the end.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from itest_checks import compare_frames, frame_text, python_frames, run_pyframes  # noqa: E402
+from itest_targets import TargetError, Targets, read_text  # noqa: E402
+from job_checks import check_locals, merged_problems, sample_states  # noqa: E402
+from pyframes_itest import Report  # noqa: E402
+
+WORLD = 8
+OUTLIER = 7
+
+
+def wait_asleep(pid, tids, timeout=60.0):
+    """Waits until the given threads of `pid` sleep (they block right after recording)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = []
+        for tid in tids:
+            stat = read_text("/proc/%d/task/%d/stat" % (pid, tid)) or ""
+            states.append(stat[stat.rfind(")") + 2:].split()[0] if ")" in stat else None)
+        if all(state == "S" for state in states):
+            time.sleep(0.05)
+            return
+        if time.monotonic() > deadline:
+            raise TargetError("threads %s of %d never went to sleep (%s)" % (tids, pid, states))
+        time.sleep(0.01)
+
+
+def start_job(targets, workdir):
+    token = "job-%d-%d" % (os.getpid(), int(time.time() * 1000))
+    launcher = targets.start("job_launcher.py", [str(WORLD), str(OUTLIER), token])
+    launcher.wait_ready(timeout=120.0)
+    ranks = []
+    for entry in launcher.truth["ranks"]:
+        with open(entry["truth"], encoding="utf-8") as f:
+            truth = json.load(f)
+        wait_asleep(entry["pid"], [t["native_id"] for t in truth["threads"]])
+        ranks.append({"rank": entry["rank"], "pid": entry["pid"], "truth": truth})
+    return launcher, ranks, token
+
+
+def group_job(report, args, targets, workdir):
+    launcher, ranks, token = start_job(targets, workdir)
+    pids = sorted(r["pid"] for r in ranks)
+    by_pid = {r["pid"]: r for r in ranks}
+
+    # Text: --children of the launcher (the helper `sleep` is skipped without a word).
+    run = run_pyframes(args.pyframes, ["--children", launcher.pid])
+    problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+    outlier = [r for r in ranks if r["rank"] == OUTLIER][0]
+    others = [r for r in ranks if r["rank"] != OUTLIER]
+    if not problems:
+        lines = run.stdout.split("\n")
+        want_header = "%d processes (ranks 0-%d): main threads merged, outermost frame first" % (WORLD, WORLD - 1)
+        if lines[0] != want_header:
+            problems.append("header %r != %r" % (lines[0], want_header))
+        summary = [line for line in lines[1:5] if line.startswith("  rank")]
+        want = [("rank %d" % OUTLIER, outlier), ("ranks 0-%d" % (WORLD - 2), others[0])]
+        for index, (label, record) in enumerate(want):
+            frame = record["truth"]["threads"][0]["frames"][0]
+            if index >= len(summary) or not summary[index].lstrip().startswith(label + " ") or \
+                    frame_text(frame) not in summary[index]:
+                problems.append("summary row %d should name %s at %s: %r" % (
+                    index, label, frame_text(frame), summary[index] if index < len(summary) else None))
+        first = run.stdout.find("├─ rank %d (idle):" % OUTLIER)
+        second = run.stdout.find("└─ ranks 0-%d (idle):" % (WORLD - 2))
+        if first < 0 or second < 0 or first > second:
+            problems.append("the tree does not split into rank %d (first) and ranks 0-%d: %s" % (
+                OUTLIER, WORLD - 2, run.stdout[:3000]))
+    report.result("--children LAUNCHER: merged text names rank %d first" % OUTLIER, problems,
+                  "%.0f ms" % (run.seconds * 1000))
+
+    # JSON: the same processes, and every branch of the tree is what the ranks recorded.
+    for selection in (["--children", launcher.pid], ["--pgrep", r"job_rank\.py .* %s$" % token]):
+        run = run_pyframes(args.pyframes, ["--json"] + selection)
+        problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+        if not problems:
+            document = json.loads(run.stdout)
+            got = sorted(p["pid"] for p in document.get("processes", []))
+            if got != pids:
+                problems.append("processes %s, expected the ranks %s" % (got, pids))
+            for process in document.get("processes", []):
+                record = by_pid.get(process["pid"])
+                if record is not None and (process.get("rank") != str(record["rank"]) or
+                                           process.get("local_rank") != str(record["truth"]["local_rank"])):
+                    problems.append("pid %d: rank %r/%r, expected %d" % (
+                        process["pid"], process.get("rank"), process.get("local_rank"), record["rank"]))
+            problems += merged_problems(document.get("merged"), by_pid, OUTLIER)
+        report.result("%s: --json processes and merged tree" % selection[0], problems)
+
+    # --locals: main()'s iteration differs for the outlier, on the frame all ranks share.
+    run = run_pyframes(args.pyframes, ["--locals", "--children", launcher.pid])
+    problems = [run.describe()] if run.returncode != 0 else []
+    want = "iteration = %s (rank %d) | %s (ranks 0-%d)" % (
+        outlier["truth"]["threads"][0]["iteration"], OUTLIER, others[0]["truth"]["threads"][0]["iteration"], WORLD - 2)
+    if not problems and want not in run.stdout:
+        problems.append("%r not in the merged text: %s" % (want, run.stdout[:4000]))
+    report.result("--locals: the iteration of each rank in main()", problems)
+
+    # Saved dumps, one per rank as if from different nodes, merged later.
+    dumps = []
+    for record in ranks:
+        run = run_pyframes(args.pyframes, ["--json", record["pid"]])
+        path = os.path.join(workdir, "rank%d.json" % record["rank"])
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(run.stdout)
+        dumps.append(path)
+    run = run_pyframes(args.pyframes, ["--merge-json", "--json"] + dumps)
+    problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+    if not problems:
+        problems += merged_problems(json.loads(run.stdout).get("merged"), by_pid, OUTLIER)
+    text = run_pyframes(args.pyframes, ["--merge-json"] + dumps)
+    if "├─ rank %d (idle):" % OUTLIER not in text.stdout:
+        problems.append("--merge-json text does not name rank %d first: %s" % (OUTLIER, text.stdout[:2000]))
+    report.result("--merge-json of %d saved dumps" % len(dumps), problems)
+
+
+def group_locals(report, args, targets, workdir):
+    target = targets.start("case_locals.py")
+    target.wait_ready()
+    record = target.truth["threads"][0]
+    run = run_pyframes(args.pyframes, ["--locals", "--json", target.pid])
+    problems = [run.describe()] if run.returncode != 0 else []
+    if not problems:
+        process = json.loads(run.stdout)["processes"][0]
+        threads = [t for t in process["threads"] if t["thread_id"] == record["thread_id"]]
+        frames = python_frames(threads[0]) if threads else []
+        problems += compare_frames(frames, record["frames"])
+        inspected = [f for f in frames if f["function"] == "inspect_me"]
+        if not inspected:
+            problems.append("no inspect_me frame")
+        else:
+            problems += check_locals(inspected[0].get("locals", []), record["locals"], record["names"])
+    report.result("--locals --json against f_locals (%d variables)" % len(record["locals"]), problems)
+
+    run = run_pyframes(args.pyframes, ["--locals", target.pid])
+    problems = [run.describe()] if run.returncode != 0 else []
+    for name in ("small_int", "ascii_text", "short_list", "small_dict", "nothing"):
+        truth = record["locals"][name]
+        line = "        %s = %s" % (name, truth["repr"])
+        if line not in run.stdout.split("\n"):
+            problems.append("text lacks %r" % line)
+    line = "        (arg) number = %s" % record["locals"]["number"]["repr"]
+    if line not in run.stdout.split("\n"):
+        problems.append("text lacks %r" % line)
+    longest = max(len(line) for line in run.stdout.split("\n"))
+    if longest > 400:
+        problems.append("a text line of %d bytes: huge values must stay bounded" % longest)
+    report.result("--locals text", problems, "%d bytes, longest line %d" % (len(run.stdout), longest))
+
+
+def group_states(report, args, targets, workdir):
+    for program in ("case_states_gil.py", "case_states_idle.py"):
+        target = targets.start(program)
+        target.wait_ready()
+        problems, detail = sample_states(args.pyframes, target)
+        report.result("%s: thread states" % program[:-3], problems, detail)
+        target.kill()  # its spinning threads would slow the next one down
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pyframes", required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--group", required=True, choices=["job", "locals", "states"])
+    args = parser.parse_args()
+    version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    print("interpreter: %s (CPython %s); driver: Python %s" % (args.python, version, platform.python_version()))
+    groups = {"job": group_job, "locals": group_locals, "states": group_states}
+    report = Report()
+    with tempfile.TemporaryDirectory(prefix="pyframes-job-itest-") as workdir:
+        os.chmod(workdir, 0o755)
+        with Targets(args.python, os.path.join(HERE, "programs"), workdir) as targets:
+            try:
+                groups[args.group](report, args, targets, workdir)
+            except TargetError as error:
+                report.result("target setup", [str(error)])
+    print("%s: group %s on CPython %s: %s" % ("FAILED" if report.failures else "PASSED", args.group, version,
+                                              "%d failures" % report.failures if report.failures else "all checks ok"))
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
