@@ -14,9 +14,8 @@
 #include "ledger/reader.h"
 #include "report/base64.h"
 #include "report/export_format.h"
-#include "report/json_value.h"
+#include "pyframes/json_reader.h"
 #include "report/load_inputs.h"
-#include "report/process_json.h"
 
 namespace hangshim::report {
 
@@ -29,6 +28,19 @@ constexpr uint64_t kMaxLedgerBytes =
     uint64_t{ledger::kMaxRingCapacity} * sizeof(ledger::RingEntry) +
     uint64_t{ledger::kMaxCallsiteCapacity} * ledger::callsite_entry_size(ledger::kMaxCallsiteDepth) +
     ledger::kMaxStringsSize + (1u << 20);
+
+using pyframes::JsonValue;
+
+std::string str_of(const JsonValue& object, std::string_view key, std::string fallback = {}) {
+  const JsonValue* v = object.find(key);
+  const std::string* text = v != nullptr ? v->string() : nullptr;
+  return text != nullptr ? *text : fallback;
+}
+
+uint64_t u64_of(const JsonValue& object, std::string_view key, uint64_t fallback) {
+  const JsonValue* v = object.find(key);
+  return v != nullptr ? v->uint64().value_or(fallback) : fallback;
+}
 
 std::string error_text(const pyframes::Error& e) {
   return e.hint.empty() ? e.message : fmt::format("{} ({})", e.message, e.hint);
@@ -90,7 +102,7 @@ class ZeroBuffer {
 
 // Rebuilds one ledger of the export; an error message when the entry is unusable.
 pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::string& name) {
-  uint64_t size = entry.get_u64("size", UINT64_MAX);
+  uint64_t size = u64_of(entry, "size", UINT64_MAX);
   if (size == UINT64_MAX || size > kMaxLedgerBytes) {
     return pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("{}: ledger size missing or impossible", name),
                                 "export the node again");
@@ -106,9 +118,10 @@ pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::stri
   }
   for (const auto& run : pages->items()) {
     const auto& parts = run.items();
-    uint64_t offset = parts.size() == 2 ? parts[0].u64(UINT64_MAX) : UINT64_MAX;
-    if (offset == UINT64_MAX || offset > size || !parts[1].is_string() ||
-        base64_decode(parts[1].str(), buffer.data() + offset, static_cast<size_t>(size - offset)) < 0) {
+    uint64_t offset = parts.size() == 2 ? parts[0].uint64().value_or(UINT64_MAX) : UINT64_MAX;
+    const std::string* text = parts.size() == 2 ? parts[1].string() : nullptr;
+    if (offset == UINT64_MAX || offset > size || text == nullptr ||
+        base64_decode(*text, buffer.data() + offset, static_cast<size_t>(size - offset)) < 0) {
       return pyframes::make_error(pyframes::ErrorKind::Corrupt,
                                   fmt::format("{}: damaged ledger bytes (a page run outside the file or not base64)", name),
                                   "export the node again");
@@ -125,29 +138,30 @@ void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions
     inputs.errors.push_back({path, error_text(text.error())});
     return;
   }
-  auto doc = parse_json(text.value(), path);
+  auto doc = pyframes::parse_json(text.value());
   if (!doc) {
-    inputs.errors.push_back({path, error_text(doc.error())});
+    inputs.errors.push_back({path, fmt::format("{}: {} (the file was cut or damaged in transfer; export it again)",
+                                               path, doc.error().message)});
     return;
   }
-  if (!doc->is_object() || doc->get_str("format") != kExportFormat) {
+  if (!doc->is_object() || str_of(*doc, "format") != kExportFormat) {
     inputs.errors.push_back({path, fmt::format("{}: not a hangshim export (no \"format\": \"{}\"); pass exports, "
                                                "ledger directories or .ledger files", path, kExportFormat)});
     return;
   }
-  uint64_t version = doc->get_u64("version");
+  uint64_t version = u64_of(*doc, "version", 0);
   if (version != kExportVersion) {
     inputs.errors.push_back({path, fmt::format("{}: export format version {}; this hangshim reads version {} (use the "
                                                "hangshim release that wrote it)", path, version, kExportVersion)});
     return;
   }
-  std::string host = doc->get_str("host");
-  uint64_t time_ns = doc->get_u64("time_ns");
+  std::string host = str_of(*doc, "host");
+  uint64_t time_ns = u64_of(*doc, "time_ns", 0);
   if (const JsonValue* errors = doc->find("errors"); errors != nullptr) {
     for (const auto& e : errors->items()) {
-      inputs.errors.push_back({fmt::format("{}: {}", path, e.get_str("source")),
+      inputs.errors.push_back({fmt::format("{}: {}", path, str_of(e, "source")),
                                fmt::format("{}: on {}: {}", path, host.empty() ? "the exporting node" : host,
-                                           e.get_str("message"))});
+                                           str_of(e, "message"))});
     }
   }
   const JsonValue* ledgers = doc->find("ledgers");
@@ -156,7 +170,7 @@ void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions
     return;
   }
   for (const auto& entry : ledgers->items()) {
-    std::string name = fmt::format("{}: {}", path, entry.get_str("source", "?"));
+    std::string name = fmt::format("{}: {}", path, str_of(entry, "source", "?"));
     auto ledger = rebuild(entry, name);
     if (!ledger) {
       inputs.errors.push_back({name, error_text(ledger.error())});
@@ -164,19 +178,19 @@ void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions
     }
     RankView view = make_rank_view(std::move(ledger.value()), inputs, options.patterns, options.view);
     Liveness liveness = Liveness::Unknown;
-    if (parse_liveness(entry.get_str("liveness"), liveness) && liveness != Liveness::Unknown) {
+    if (parse_liveness(str_of(entry, "liveness"), liveness) && liveness != Liveness::Unknown) {
       view.liveness = liveness;
       view.judged_on = host;
     }
     view.observed_ns = time_ns != 0 ? time_ns : options.now_ns;
-    view.stack_error = entry.get_str("stack_error");
+    view.stack_error = str_of(entry, "stack_error");
     if (const JsonValue* stacks = entry.find("stacks"); stacks != nullptr) {
-      auto process = process_from_json(*stacks, name);
-      if (process) {
+      auto dump = pyframes::dump_from_json(*stacks);  // the render_json document the export holds
+      if (dump && !dump->processes.empty()) {
         view.stacks = static_cast<int>(inputs.stacks.size());
-        inputs.stacks.push_back(std::move(process.value()));
+        inputs.stacks.push_back(std::move(dump->processes.front()));
       } else {
-        view.stack_error = process.error().message;
+        view.stack_error = dump ? std::string("stacks without a process") : dump.error().message;
       }
     }
     inputs.ranks.push_back(std::move(view));

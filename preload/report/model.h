@@ -128,10 +128,10 @@ struct Finding {
   bool shown = true;              // selected by --rank / --comm (the verdict's is always shown)
 };
 
-// Ranks with identical live stacks.
+// Ranks with the same live main-thread stack.
 struct StackGroup {
   std::vector<int> ranks;
-  int stacks = -1;  // index into Diagnosis::processes
+  int stacks = -1;  // index into Diagnosis::processes of one of them
 };
 
 struct Diagnosis {
@@ -143,7 +143,7 @@ struct Diagnosis {
   std::vector<RankSituation> situations;    // one per rank, by rank (all: the verdict reads them)
   std::vector<RankGroup> groups;            // shown situations merged
   std::vector<StackGroup> stack_groups;
-  std::vector<pyframes::Process> processes; // live stacks (one per stack group)
+  std::vector<pyframes::Process> processes; // live stacks of the shown ranks, in rank order
   std::vector<std::string> hints;           // what to do next
   std::vector<InputError> errors;           // files that could not be used
   std::vector<InputError> damaged;          // files used, with damaged entries skipped

@@ -1,6 +1,6 @@
 // The report's renderers: they only read the diagnosis. Text for people (the verdict on the
-// first line, then why, where every rank is, the communicators, merged live stacks and what to
-// do); JSON for machines (the same content as data).
+// first line, then why, where every rank is, what to do, the communicators, the live stacks
+// merged across ranks); JSON for machines (the same content as data).
 #pragma once
 
 #include <string>
@@ -10,8 +10,7 @@
 namespace hangshim::report {
 
 struct TextOptions {
-  size_t max_stack_groups = 8;  // distinct stacks shown (JSON has all)
-  bool source_lines = true;     // the source line under each Python frame, when readable here
+  bool source_lines = true;  // the source line under each Python frame, when readable here
 };
 
 std::string render_report_text(const Diagnosis& d, const TextOptions& options);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "pyframes/merge.h"
 #include "pyframes/render.h"
 #include "report/phrases.h"
 #include "report/rank_ranges.h"
@@ -50,22 +51,13 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
                          c.key_kind, c.nranks, format_ranks(c.ranks), issued, done);
     }
   }
-  if (!d.stack_groups.empty()) {
-    out += "\nlive stacks:\n";
+  if (!d.processes.empty()) {
+    // pyframes' whole-job view: the main threads merged into one tree, outliers first.
+    out += "\nlive stacks (ranks running on this host or exported with their node):\n";
     pyframes::SourceCache sources;
     pyframes::TextOptions text;
     text.source_lines = options.source_lines;
-    for (size_t i = 0; i < d.stack_groups.size(); ++i) {
-      if (i == options.max_stack_groups) {
-        out += fmt::format("  ... {} more distinct stacks (hangshim report --json lists them all)\n",
-                           d.stack_groups.size() - i);
-        break;
-      }
-      const StackGroup& g = d.stack_groups[i];
-      const pyframes::Process& p = d.processes[static_cast<size_t>(g.stacks)];
-      out += fmt::format("\n-- {}{}\n", ranks_phrase(g.ranks), g.ranks.size() > 1 ? " (identical stacks; one shown)" : "");
-      out += pyframes::render_text(p, text, &sources);
-    }
+    out += pyframes::render_merged_text(pyframes::merge_stacks(d.processes), text, &sources);
   }
   if (!d.warnings.empty()) {
     out += "\nnotes:\n";

@@ -1,7 +1,7 @@
-// Live stacks merged across ranks: ranks whose threads show the same frames (same functions,
-// files and lines, thread by thread) are one group with one representative process.
-// (A prefix-tree merge that also folds stacks differing only in their innermost frames is
-// pyframes' merged view, being built on the `job` branch; this report only needs equality.)
+// Live stacks merged across ranks with pyframes' whole-job merge (pyframes/merge.h, a prefix
+// tree in the spirit of STAT): Diagnosis::processes holds the stacks of the shown ranks, each
+// named by its ledger's rank; every distinct main-thread stack becomes a StackGroup with its
+// ranks (the JSON lists those; the text renders the merged tree).
 #pragma once
 
 #include <set>
@@ -11,7 +11,7 @@
 
 namespace hangshim::report {
 
-// Fills d.stack_groups and d.processes from the stacks of the ranks in `ranks`.
+// Fills d.processes and d.stack_groups from the stacks of the ranks in `ranks`.
 void group_stacks(const Inputs& inputs, const std::set<int>& ranks, Diagnosis& d);
 
 }  // namespace hangshim::report

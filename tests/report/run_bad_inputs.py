@@ -60,7 +60,7 @@ def main():
         expected["other.json"] = "not a hangshim export"
         with open(os.path.join(ledgers, "deep.json"), "w") as f:
             f.write("[" * 100000)
-        expected["deep.json"] = "nested deeper"
+        expected["deep.json"] = "nesting deeper"
         with open(os.path.join(ledgers, "future.json"), "w") as f:
             json.dump({"format": "hangshim-export", "version": 99, "ledgers": []}, f)
         expected["future.json"] = "export format version 99"
