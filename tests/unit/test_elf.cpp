@@ -17,6 +17,7 @@
 #include "elf/loaded_module.h"
 #include "modules/proc_maps.h"
 #include "python_process.h"
+#include "run_program.h"
 
 using namespace pyframes;
 
@@ -30,11 +31,14 @@ struct NmSymbol {
 // Runs nm on `path` (dynamic table when `dynamic`), returns name -> symbol; empty if nm fails.
 std::map<std::string, NmSymbol> nm_symbols(const std::string& path, bool dynamic) {
   std::map<std::string, NmSymbol> out;
-  std::string command = "nm --defined-only " + std::string(dynamic ? "-D " : "") + "'" + path + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+  std::vector<std::string> argv = {"nm", "--defined-only"};
+  if (dynamic) argv.push_back("-D");
+  argv.push_back(path);
+  std::string text;
+  if (test_support::run_program(argv, &text) != 0) return out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
     std::istringstream in(line);
     std::string value, type, name;
     if (!(in >> value >> type >> name)) continue;
@@ -63,7 +67,7 @@ std::vector<std::string> python_binaries() {
 
 TEST_CASE("ELF symbols match nm on every interpreter binary") {
   auto binaries = python_binaries();
-  if (binaries.empty() || std::system("nm --version >/dev/null 2>&1") != 0) {
+  if (binaries.empty() || test_support::run_program({"nm", "--version"}) != 0) {
     MESSAGE("no interpreter binaries or no nm: skipped");
     return;
   }
