@@ -1,6 +1,7 @@
 // Hand-built models for renderer and CLI tests (the engine's output has this shape).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "pyframes/model.h"
@@ -13,6 +14,16 @@ inline pyframes::Frame python_frame(std::string function, std::string file, int 
   frame.qualname = qualname.empty() ? frame.function : std::move(qualname);
   frame.file = std::move(file);
   frame.line = line;
+  return frame;
+}
+
+inline pyframes::Frame native_frame(std::string function, std::string module, uint64_t address, uint64_t offset) {
+  pyframes::Frame frame;
+  frame.kind = pyframes::Frame::Kind::Native;
+  frame.function = std::move(function);
+  frame.module = std::move(module);
+  frame.address = address;
+  frame.offset = offset;
   return frame;
 }
 

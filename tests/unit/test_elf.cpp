@@ -16,36 +16,13 @@
 #include "elf/elf_file.h"
 #include "elf/loaded_module.h"
 #include "modules/proc_maps.h"
+#include "nm_symbols.h"
 #include "python_process.h"
 #include "run_program.h"
 
 using namespace pyframes;
 
 namespace {
-
-struct NmSymbol {
-  uint64_t value = 0;
-  char type = 0;  // nm's letter: upper case global, lower case local
-};
-
-// Runs nm on `path` (dynamic table when `dynamic`), returns name -> symbol; empty if nm fails.
-std::map<std::string, NmSymbol> nm_symbols(const std::string& path, bool dynamic) {
-  std::map<std::string, NmSymbol> out;
-  std::vector<std::string> argv = {"nm", "--defined-only"};
-  if (dynamic) argv.push_back("-D");
-  argv.push_back(path);
-  std::string text;
-  if (test_support::run_program(argv, &text) != 0) return out;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream in(line);
-    std::string value, type, name;
-    if (!(in >> value >> type >> name)) continue;
-    out.emplace(name, NmSymbol{std::stoull(value, nullptr, 16), type[0]});
-  }
-  return out;
-}
 
 std::vector<std::string> python_binaries() {
   std::vector<std::string> out;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model_samples.h"
@@ -103,6 +104,8 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
   native.address = 0x7f0000001234;
   native.offset = 0x1234;
   process.threads[1].frames.push_back(native);
+  process.threads[0].native_note = "native stack not merged: 1 call of the evaluation loop for 2 runs of Python frames";
+  process.threads[0].native_frames = {native, samples::native_frame("main", "/usr/bin/python3.11", 0x401000, 0x401000)};
   FailedTarget failure{77, "process 77", make_error(ErrorKind::PermissionDenied, "cannot read", "run as root")};
 
   auto doc = parse_json(render_json({process, samples::two_thread_process(5)}, {failure}));
@@ -131,10 +134,15 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
     CHECK(got.state == want.state);
     CHECK(got.truncated == want.truncated);
     CHECK(got.truncation_reason == want.truncation_reason);
+    CHECK(got.native_note == want.native_note);
     REQUIRE(got.frames.size() == want.frames.size());
-    for (size_t f = 0; f < want.frames.size(); ++f) {
-      const Frame& a = got.frames[f];
-      const Frame& b = want.frames[f];
+    REQUIRE(got.native_frames.size() == want.native_frames.size());
+    std::vector<std::pair<const Frame*, const Frame*>> pairs;
+    for (size_t f = 0; f < want.frames.size(); ++f) pairs.emplace_back(&got.frames[f], &want.frames[f]);
+    for (size_t f = 0; f < want.native_frames.size(); ++f) pairs.emplace_back(&got.native_frames[f], &want.native_frames[f]);
+    for (const auto& [got_frame, want_frame] : pairs) {
+      const Frame& a = *got_frame;
+      const Frame& b = *want_frame;
       CHECK(a.kind == b.kind);
       CHECK(a.function == b.function);
       CHECK(a.qualname == (b.qualname.empty() ? b.function : b.qualname));

@@ -12,6 +12,7 @@
 
 #include "discovery/version_detect.h"
 #include "elf/elf_file.h"
+#include "file_memory.h"
 #include "layout/debug_offsets.h"
 #include "layout/layout_tables.h"
 #include "pyframes/layout.h"
@@ -27,22 +28,6 @@ class NoMemory final : public Memory {
  public:
   ReadStatus read(uint64_t, void*, size_t) const noexcept override { return ReadStatus::Unmapped; }
   std::string describe() const override { return "no memory"; }
-};
-
-// An ELF file's initialised data as memory at its link-time addresses.
-class FileMemory final : public Memory {
- public:
-  explicit FileMemory(const ElfFile& elf) : elf_(elf) {}
-  ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-    std::string_view bytes = elf_.bytes_at(address, size);
-    if (bytes.size() != size) return ReadStatus::Unmapped;
-    std::memcpy(out, bytes.data(), size);
-    return ReadStatus::Ok;
-  }
-  std::string describe() const override { return elf_.path(); }
-
- private:
-  const ElfFile& elf_;
 };
 
 Result<Layout> table_layout(int minor) {

@@ -90,12 +90,7 @@ TEST_CASE("render_json: the document mirrors the model, frames innermost first")
   process.warnings = {"thread 4249: state unreadable"};
   process.threads[1].truncated = true;
   process.threads[1].truncation_reason = "frame chain loops back";
-  Frame native;
-  native.kind = Frame::Kind::Native;
-  native.function = "epoll_wait";
-  native.module = "/lib/x86_64-linux-gnu/libc.so.6";
-  native.address = 0x7f0000001234;
-  native.offset = 0x1234;
+  const Frame native = samples::native_frame("epoll_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000001234, 0x1234);
   process.threads[0].frames.insert(process.threads[0].frames.begin(), native);
 
   const auto doc = mini_json::parse(render_json({process}, {}));
@@ -127,6 +122,25 @@ TEST_CASE("render_json: the document mirrors the model, frames innermost first")
     }
   }
   CHECK(p["threads"][0]["frames"][0]["module"].str() == native.module);
+  CHECK(p["threads"][0]["frames"][0]["address"].number() == doctest::Approx(static_cast<double>(native.address)));
+  CHECK_FALSE(p["threads"][0].has("native_note"));
+  CHECK_FALSE(p["threads"][0].has("native_frames"));
+}
+
+TEST_CASE("render_json: an unmerged native stack comes with its note") {
+  Process process = samples::two_thread_process(4242);
+  const Frame native =
+      samples::native_frame("pthread_cond_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000001234, 0x1234);
+  process.threads[1].native_note = "native stack not merged: 1 call of the evaluation loop for 2 runs of Python frames";
+  process.threads[1].native_frames = {native};
+  const auto doc = mini_json::parse(render_json({process}, {}));
+  const auto& thread = doc["processes"][0]["threads"][1];
+  CHECK(thread["native_note"].str() == process.threads[1].native_note);
+  REQUIRE(thread["native_frames"].array().size() == 1);
+  CHECK(thread["native_frames"][0]["kind"].str() == "native");
+  CHECK(thread["native_frames"][0]["function"].str() == native.function);
+  CHECK(thread["native_frames"][0]["module"].str() == native.module);
+  CHECK(thread["frames"].array().size() == process.threads[1].frames.size());  // the Python frames, as read
 }
 
 TEST_CASE("render_json: a process without truncation or warnings has neither key; failures are listed") {

@@ -141,14 +141,27 @@ TEST_CASE("render_text: truncated and empty threads say so; native frames are ma
   process.threads[0].truncated = true;
   process.threads[0].truncation_reason = "frame chain loops back";
   process.threads[1].frames.clear();
-  Frame native;
-  native.kind = Frame::Kind::Native;
-  native.module = "/lib/libc.so.6";
-  native.address = 0x7f00000010;
-  native.offset = 0x10;
+  const Frame native = samples::native_frame("", "/lib/libc.so.6", 0x7f00000010, 0x10);  // no symbol known
   process.threads[0].frames.push_back(native);
   const std::string text = render_text(process, TextOptions{}, nullptr);
   CHECK(text.find("truncated: " + process.threads[0].truncation_reason) != std::string::npos);
   CHECK(text.find("(no Python frames)") != std::string::npos);
-  CHECK(text.find(fmt::format("({}+{:#x}) [native]", native.module, native.offset)) != std::string::npos);
+  // Without a symbol: the module's base name and the offset, the form addr2line takes.
+  CHECK(text.find(fmt::format("    [native] libc.so.6+{:#x}\n", native.offset)) != std::string::npos);
+}
+
+TEST_CASE("render_text: native frames name their function and module; an unmerged stack follows its note") {
+  Process process = samples::two_thread_process(12);
+  const Frame native =
+      samples::native_frame("pthread_cond_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000abcd, 0x8abcd);
+  process.threads[0].frames.insert(process.threads[0].frames.begin(), native);
+  const Frame unknown = samples::native_frame("", "", 0x1234, 0);  // in no mapping: only the address is known
+  process.threads[1].native_note = "native stack not merged: 2 calls of the evaluation loop for 3 runs";
+  process.threads[1].native_frames = {native, unknown};
+  const std::string text = render_text(process, TextOptions{}, nullptr);
+  CHECK(text.find("    [native] pthread_cond_wait (libc.so.6+0x8abcd)\n") != std::string::npos);
+  const size_t note = text.find("    ... " + process.threads[1].native_note + "\n");
+  REQUIRE(note != std::string::npos);
+  const size_t after = text.find("    [native] pthread_cond_wait (libc.so.6+0x8abcd)\n    [native] 0x1234\n", note);
+  CHECK(after != std::string::npos);
 }

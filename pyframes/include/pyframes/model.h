@@ -19,12 +19,12 @@ struct Frame {
   Kind kind = Kind::Python;
   std::string function;   // co_name for Python, symbol (demangled) for native
   std::string qualname;   // co_qualname (3.11+), else = function
-  std::string file;       // co_filename for Python, module path for native
+  std::string file;       // co_filename for Python; native: the source file when known (else empty, see module)
   int line = 0;           // 0 when unknown
   bool is_entry = false;  // Python: first frame of an evaluation-loop run (3.11+ entry frames)
-  uint64_t address = 0;   // native: instruction pointer
-  uint64_t offset = 0;    // native: offset into `module` when no symbol is known
-  std::string module;     // native: the shared object or executable
+  uint64_t address = 0;   // native: instruction pointer (a return address for callers)
+  uint64_t offset = 0;    // native: `address` as a link-time address of `module` (what addr2line takes)
+  std::string module;     // native: the shared object or executable, as the target maps it
   std::vector<Local> locals;  // filled only when asked for (--locals)
 };
 
@@ -39,6 +39,10 @@ struct Thread {
   bool truncated = false;  // the frame chain was cut (cycle, bad pointer, depth bound)
   std::string truncation_reason;
   std::vector<Frame> frames;  // innermost first
+  // --native: why the native stack is not (fully) merged into `frames`, one line; empty when it is.
+  std::string native_note;
+  // --native: the native stack, when it could not be merged into `frames` (see native_note).
+  std::vector<Frame> native_frames;
 };
 
 struct Process {

@@ -22,6 +22,10 @@ struct ReadOptions {
   bool lock = false;            // stop the target's threads for a consistent snapshot; always resumed
   size_t max_frames = 4096;     // per thread; deeper stacks are cut and marked truncated
   bool use_symbols = true;      // false: find the interpreter by scanning data only (tests the fallback)
+  // Native (C/C++) frames, merged with the Python frames at the evaluation loop's frames. Live
+  // processes are stopped for the read and the unwind (ptrace), like with `lock`.
+  bool native = false;
+  bool native_all = false;      // with `native`: also threads that have no Python thread state
   FileResolver resolve_file;    // target path -> local path; identity when empty
 };
 

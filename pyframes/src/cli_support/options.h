@@ -32,6 +32,8 @@ struct Options {
   std::vector<Target> targets;  // in the order given, duplicates removed
   bool json = false;
   bool lock = false;
+  bool native = false;      // --native: C/C++ frames merged with the Python frames
+  bool native_all = false;  // --native-all: also threads without Python state
   // Whole jobs: processes chosen by launcher (--children) or command line (--pgrep).
   std::vector<int64_t> children_of;
   std::vector<std::string> patterns;

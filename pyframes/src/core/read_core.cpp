@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "native/native_reader.h"
 #include "pyframes/core.h"
 #include "pyframes/layout.h"
 #include "pyframes/thread_state.h"
@@ -116,6 +117,10 @@ Result<Process> read_core(const std::string& path, const CoreOptions& options) {
   if (process.local_rank.empty()) process.local_rank = environment_value(info.environment, "LOCAL_RANK");
   match_native_ids(process, info.threads);
   assign_thread_states(process);  // no kernel to ask: the GIL flag and the frames
+  if (read.native) {
+    native::NativeReader native(core->memory(), core->modules(), read.resolve_file, read);
+    native.merge(process, native.unwind_core_threads(info.threads));
+  }
   std::vector<std::string> warnings = core->warnings();
   warnings.insert(warnings.end(), process.warnings.begin(), process.warnings.end());
   process.warnings = std::move(warnings);

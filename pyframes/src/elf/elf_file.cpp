@@ -53,7 +53,9 @@ Result<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
   if (elf_getphdrnum(file->elf_, &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr phdr;
-      if (gelf_getphdr(file->elf_, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD) continue;
+      if (gelf_getphdr(file->elf_, static_cast<int>(i), &phdr) == nullptr) continue;
+      if (phdr.p_type == PT_GNU_EH_FRAME) file->eh_frame_hdr_ = phdr.p_vaddr;
+      if (phdr.p_type != PT_LOAD) continue;
       file->segments_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_W) != 0,
                                  (phdr.p_flags & PF_X) != 0});
     }
@@ -76,6 +78,11 @@ Result<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
       file->sections_.push_back(std::move(section));
     }
   }
+  if (!file->eh_frame_hdr_) {
+    if (const ElfSection* hdr = file->section(".eh_frame_hdr"); hdr != nullptr && hdr->address != 0) {
+      file->eh_frame_hdr_ = hdr->address;
+    }
+  }
   return file;
 }
 
@@ -84,37 +91,65 @@ ElfFile::~ElfFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ElfFile::find_many(int section_type, std::span<const std::string_view> names,
-                        std::span<std::optional<ElfSymbol>> found) const {
-  size_t missing = 0;
-  for (size_t i = 0; i < names.size(); ++i) missing += found[i] ? 0 : 1;
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn != nullptr && missing > 0; scn = elf_nextscn(elf_, scn)) {
+namespace {
+
+// Calls visit(sym, name, max_length) for each defined, named symbol of every table of
+// `section_type` (SHT_DYNSYM, SHT_SYMTAB), in table order, until it returns false. `name`
+// points into the string table, which may lack a final NUL: at most `max_length` bytes are its.
+template <class Visit>
+void for_each_symbol(Elf* elf, int section_type, Visit&& visit) {
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr || static_cast<int>(shdr.sh_type) != section_type) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
     // The string table, read directly: elf_strptr per symbol costs more than the compare.
-    Elf_Data* strings = elf_getdata(elf_getscn(elf_, shdr.sh_link), nullptr);
+    Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
     if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
     const char* string_base = static_cast<const char*>(strings->d_buf);
-    size_t string_size = strings->d_size;
-    size_t count = shdr.sh_size / shdr.sh_entsize;
-    for (size_t i = 0; i < count && missing > 0; ++i) {
+    const size_t string_size = strings->d_size;
+    const size_t count = shdr.sh_size / shdr.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
       if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= string_size) continue;
-      const char* sym_name = string_base + sym.st_name;
-      size_t max_length = string_size - sym.st_name;
-      for (size_t n = 0; n < names.size(); ++n) {
-        if (found[n] || names[n].size() >= max_length || std::memcmp(sym_name, names[n].data(), names[n].size()) != 0 ||
-            sym_name[names[n].size()] != '\0') {
-          continue;
-        }
-        int bind = GELF_ST_BIND(sym.st_info);
-        found[n] = ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
-        --missing;
-      }
+      if (!visit(sym, string_base + sym.st_name, string_size - sym.st_name)) return;
     }
   }
+}
+
+}  // namespace
+
+void ElfFile::find_many(int section_type, std::span<const std::string_view> names,
+                        std::span<std::optional<ElfSymbol>> found) const {
+  size_t missing = 0;
+  for (size_t i = 0; i < names.size(); ++i) missing += found[i] ? 0 : 1;
+  if (missing == 0) return;
+  for_each_symbol(elf_, section_type, [&](const GElf_Sym& sym, const char* sym_name, size_t max_length) {
+    for (size_t n = 0; n < names.size(); ++n) {
+      if (found[n] || names[n].size() >= max_length || std::memcmp(sym_name, names[n].data(), names[n].size()) != 0 ||
+          sym_name[names[n].size()] != '\0') {
+        continue;
+      }
+      int bind = GELF_ST_BIND(sym.st_info);
+      found[n] = ElfSymbol{sym.st_value, sym.st_size, bind == STB_GLOBAL || bind == STB_WEAK, section_type == SHT_DYNSYM};
+      --missing;
+    }
+    return missing > 0;
+  });
+}
+
+std::vector<ElfFunction> ElfFile::function_symbols(bool dynamic) const {
+  std::vector<ElfFunction> out;
+  for_each_symbol(elf_, dynamic ? SHT_DYNSYM : SHT_SYMTAB, [&](const GElf_Sym& sym, const char* name, size_t max_length) {
+    const int type = GELF_ST_TYPE(sym.st_info);
+    if ((type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_value != 0) {
+      const int bind = GELF_ST_BIND(sym.st_info);
+      out.push_back(ElfFunction{sym.st_value, sym.st_size, std::string_view(name, strnlen(name, max_length)),
+                                bind == STB_GLOBAL, bind == STB_WEAK});
+    }
+    return true;
+  });
+  return out;
 }
 
 std::optional<ElfSymbol> ElfFile::find_in(int section_type, std::string_view name) const {

@@ -25,6 +25,15 @@ struct ElfSymbol {
   bool from_dynsym = false;
 };
 
+// A function symbol, for turning addresses into names (native frames).
+struct ElfFunction {
+  uint64_t value = 0;      // st_value: a link-time virtual address
+  uint64_t size = 0;       // 0 for symbols without a size (hand-written assembly)
+  std::string_view name;   // points into the file's string table: valid while the ElfFile lives
+  bool global = false;     // STB_GLOBAL
+  bool weak = false;       // STB_WEAK
+};
+
 struct ElfSection {
   std::string name;
   uint64_t address = 0;  // sh_addr
@@ -62,9 +71,16 @@ class ElfFile {
   void find_symbols(std::span<const std::string_view> names, std::span<std::optional<ElfSymbol>> found,
                     bool dynamic) const;
 
+  // Every defined function symbol (STT_FUNC, STT_GNU_IFUNC) of .dynsym (`dynamic`) or .symtab,
+  // in table order.
+  std::vector<ElfFunction> function_symbols(bool dynamic) const;
+
   const std::vector<ElfSection>& sections() const { return sections_; }
   const ElfSection* section(std::string_view name) const;
   const std::vector<ElfSegment>& segments() const { return segments_; }
+  // The unwind tables' index, .eh_frame_hdr (PT_GNU_EH_FRAME, else the section), as a
+  // link-time address; nullopt when the file has none.
+  std::optional<uint64_t> eh_frame_hdr() const { return eh_frame_hdr_; }
 
   // The file's bytes at a link-time virtual address (initialized data only: .rodata, .data).
   // Returns the number of bytes available there (0 when the address has no file bytes).
@@ -87,6 +103,7 @@ class ElfFile {
   bool has_symtab_ = false;
   std::vector<ElfSection> sections_;
   std::vector<ElfSegment> segments_;
+  std::optional<uint64_t> eh_frame_hdr_;
 };
 
 }  // namespace pyframes

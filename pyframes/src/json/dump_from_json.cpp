@@ -152,6 +152,12 @@ Thread read_thread(const JsonValue& value, std::string path, std::optional<std::
   for (size_t i = 0; i < frames.size() && !problem; ++i) {
     thread.frames.push_back(read_frame(frames[i], fmt::format("{}.frames[{}]", fields.path(), i), problem));
   }
+  thread.native_note = fields.text("native_note");
+  const auto& native_frames = fields.array("native_frames");
+  for (size_t i = 0; i < native_frames.size() && !problem; ++i) {
+    thread.native_frames.push_back(
+        read_frame(native_frames[i], fmt::format("{}.native_frames[{}]", fields.path(), i), problem));
+  }
   return thread;
 }
 

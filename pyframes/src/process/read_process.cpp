@@ -1,5 +1,6 @@
 // read_process: a live process in one call. Reads /proc/PID/maps, locates CPython, picks the
-// layout, optionally stops the threads (--lock), walks, and adds what /proc knows.
+// layout, optionally stops the threads (--lock; --native, which unwinds them while stopped),
+// walks, and adds what /proc knows.
 #include <signal.h>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 
 #include "memory/process_memory.h"
 #include "modules/proc_maps.h"
+#include "native/native_reader.h"
 #include "process/proc_info.h"
 #include "process/thread_lock.h"
 #include "pyframes/layout.h"
@@ -46,9 +48,27 @@ Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
   if (!target) return target.take_error();
   auto layout = select_layout(memory, *target);
   if (!layout) return layout.take_error();
+
+  // --native: the threads are stopped only now, after discovery, for the walk and the unwind;
+  // names are looked up after they run again.
+  std::optional<ProcessMemory> unwind_memory;  // uncached: the unwinder caches pages itself
+  std::optional<native::NativeReader> native;
+  std::vector<native::RawStack> native_stacks;
+  if (options.native) {
+    if (!lock) {
+      auto acquired = ThreadLock::acquire(pid, "--native");
+      if (!acquired) return acquired.take_error();
+      lock.emplace(std::move(acquired.value()));
+      memory.clear_cache();  // pages read while the target ran
+    }
+    unwind_memory.emplace(pid, /*cache=*/false);
+    native.emplace(*unwind_memory, *modules, effective.resolve_file, effective);
+  }
   auto process = read_stacks(memory, *target, *layout, effective);
+  if (native && process) native_stacks = native->unwind_stopped_threads(lock->thread_ids());
   lock.reset();  // resume the target before the slower /proc reads
   if (!process) return process.take_error();
+  if (native) native->merge(*process, native_stacks);
 
   process->pid = pid;
   process->source = fmt::format("pid {}", pid);

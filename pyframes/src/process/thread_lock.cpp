@@ -39,7 +39,7 @@ void wait_for_stop(pid_t tid) {
 
 }  // namespace
 
-Result<ThreadLock> ThreadLock::acquire(pid_t pid) {
+Result<ThreadLock> ThreadLock::acquire(pid_t pid, const char* option) {
   ThreadLock lock(pid);
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     std::vector<pid_t> tids = proc_thread_ids(pid);
@@ -54,9 +54,10 @@ Result<ThreadLock> ThreadLock::acquire(pid_t pid) {
         if (error == ESRCH) continue;  // the thread exited meanwhile
         if (error == EPERM || error == EACCES) {
           return make_error(ErrorKind::PermissionDenied,
-                            fmt::format("cannot stop process {} for --lock: {}", pid, std::strerror(error)),
-                            "run as the same user or root, or echo 0 > /proc/sys/kernel/yama/ptrace_scope, or grant "
-                            "CAP_SYS_PTRACE; or read without --lock");
+                            fmt::format("cannot stop process {} for {}: {}", pid, option, std::strerror(error)),
+                            fmt::format("run as the same user or root, or echo 0 > /proc/sys/kernel/yama/ptrace_scope, "
+                                        "or grant CAP_SYS_PTRACE; or read without {}",
+                                        option));
         }
         return make_error(ErrorKind::Io, fmt::format("cannot stop thread {} of process {}: {}", tid, pid,
                                                      std::strerror(error)));

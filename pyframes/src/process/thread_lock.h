@@ -13,8 +13,9 @@ namespace pyframes {
 
 class ThreadLock {
  public:
-  // Stops every thread of `pid` (threads born while stopping are stopped too).
-  static Result<ThreadLock> acquire(pid_t pid);
+  // Stops every thread of `pid` (threads born while stopping are stopped too). `option` names
+  // what asked for the stop in error messages ("--lock", "--native").
+  static Result<ThreadLock> acquire(pid_t pid, const char* option = "--lock");
   ~ThreadLock();
   ThreadLock(ThreadLock&& other) noexcept : pid_(other.pid_), tids_(std::move(other.tids_)) { other.tids_.clear(); }
   ThreadLock& operator=(ThreadLock&&) = delete;
@@ -22,6 +23,9 @@ class ThreadLock {
   ThreadLock& operator=(const ThreadLock&) = delete;
 
   size_t stopped_threads() const { return tids_.size(); }
+  // The seized threads, in the order they were stopped; ptrace requests on them must come from
+  // the thread that acquired the lock.
+  const std::vector<pid_t>& thread_ids() const { return tids_; }
 
  private:
   explicit ThreadLock(pid_t pid) : pid_(pid) {}

@@ -60,6 +60,12 @@ void write_thread(JsonWriter& json, const Thread& thread) {
   json.key("frames").begin_array();
   for (const Frame& frame : thread.frames) write_frame(json, frame);
   json.end_array();
+  if (!thread.native_note.empty()) json.key("native_note").value(thread.native_note);
+  if (!thread.native_frames.empty()) {
+    json.key("native_frames").begin_array();
+    for (const Frame& frame : thread.native_frames) write_frame(json, frame);
+    json.end_array();
+  }
   json.end_object();
 }
 

@@ -43,23 +43,31 @@ std::string thread_state_text(ThreadState state, bool gil) {
 }
 
 std::string frame_text(const Frame& frame, const Palette& colors) {
+  if (frame.kind == Frame::Kind::Native) return native_frame_text(frame, colors);
   std::string function = safe(frame.function);
-  std::string location;
-  if (frame.kind == Frame::Kind::Native) {
-    if (function.empty()) function = fmt::format("{:#x}", frame.address);
-    if (!frame.file.empty()) {
-      location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
-    } else if (!frame.module.empty()) {
-      location = fmt::format("{}+{:#x}", safe(frame.module), frame.offset);
-    }
-  } else {
-    if (function.empty()) function = "???";
-    location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
-  }
+  if (function.empty()) function = "???";
+  const std::string location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
   std::string out = fmt::format("{}{}{}", colors.function, function, colors.reset);
   if (!location.empty()) out += fmt::format(" ({}{}{})", colors.location, location, colors.reset);
-  if (frame.kind == Frame::Kind::Native) out += " [native]";
   return out;
+}
+
+std::string native_frame_text(const Frame& frame, const Palette& colors) {
+  std::string location;
+  if (!frame.file.empty()) {
+    location = frame.line > 0 ? fmt::format("{}:{}", safe(frame.file), frame.line) : safe(frame.file);
+  } else if (!frame.module.empty()) {
+    const size_t slash = frame.module.rfind('/');
+    location = fmt::format("{}+{:#x}", safe(slash == std::string::npos ? frame.module : frame.module.substr(slash + 1)),
+                           frame.offset);
+  }
+  if (frame.function.empty()) {
+    return fmt::format("[native] {}{}{}", colors.location,
+                       location.empty() ? fmt::format("{:#x}", frame.address) : location, colors.reset);
+  }
+  std::string text = fmt::format("[native] {}{}{}", colors.function, safe(frame.function), colors.reset);
+  if (!location.empty()) text += fmt::format(" ({}{}{})", colors.location, location, colors.reset);
+  return text;
 }
 
 }  // namespace pyframes::render

@@ -36,7 +36,12 @@ std::optional<std::string> source_line(int64_t pid, bool live, const Frame& fram
 // nothing is known.
 std::string thread_state_text(ThreadState state, bool gil);
 
-// "function (file:line)" with colours, " [native]" for native frames; no indent, no newline.
+// "function (file:line)" with colours (native frames: native_frame_text); no indent, no newline.
 std::string frame_text(const Frame& frame, const Palette& colors);
+
+// "[native] function (libc.so.6+0x1234)": the module's base name and the offset in its own
+// numbering (what addr2line takes); "[native] libc.so.6+0x1234" when no symbol is known, the
+// bare address when not even the module is.
+std::string native_frame_text(const Frame& frame, const Palette& colors);
 
 }  // namespace pyframes::render

@@ -64,6 +64,11 @@ void render_thread(std::string& out, const Process& process, const Thread& threa
     const std::string reason = thread.truncation_reason.empty() ? "frame chain cut" : safe(thread.truncation_reason);
     out += fmt::format("    {}... truncated: {}{}\n", colors.warning, reason, colors.reset);
   }
+  // --native: a stack that could not be merged follows its note, whole.
+  if (!thread.native_note.empty()) {
+    out += fmt::format("    {}... {}{}\n", colors.warning, safe(thread.native_note), colors.reset);
+  }
+  for (const Frame& frame : thread.native_frames) render_frame(out, process, frame, options, sources, colors);
 }
 
 }  // namespace

@@ -1,0 +1,184 @@
+"""Text the extension reads from gdb and from /proc, and the arguments of its commands, parsed
+without gdb (so these are unit-tested with a plain interpreter: tests/gdb/test_parsing.py)."""
+import os
+import re
+
+_CORE_LINE = re.compile(r"^Local core dump file:\s*\n\s*`(.*)', file type ", re.MULTILINE)
+
+
+def core_path_from_info_target(text):
+    """The core file named in `info target` output ("Local core dump file:\\n\\t`PATH', file
+    type elf64-x86-64."), or None. gdb 13 has no Python API for it."""
+    match = _CORE_LINE.search(text)
+    return match.group(1) if match else None
+
+
+def root_from_sysroot(sysroot):
+    """gdb's sysroot as a pyframes --root: empty (or "target:", the default) means files are
+    where the core says; "target:/x" on a local target is "/x"."""
+    if not sysroot:
+        return None
+    if sysroot.startswith("target:"):
+        sysroot = sysroot[len("target:"):]
+    if not sysroot or sysroot == "/":
+        return None
+    return sysroot
+
+
+def lib_search_from_solib_path(value):
+    """gdb's solib-search-path (directories separated like PATH) as pyframes --lib-search DIRs."""
+    return [d for d in (value or "").split(os.pathsep) if d]
+
+
+class Mapping(object):
+    def __init__(self, start, end, offset, path):
+        self.start = start
+        self.end = end
+        self.offset = offset
+        self.path = path
+
+    def __repr__(self):
+        return "Mapping(%#x-%#x +%#x %s)" % (self.start, self.end, self.offset, self.path)
+
+
+_PROC_MAPS = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) \S{4} ([0-9a-f]+) \S+ \d+ *(.*)$")
+_GDB_MAPPINGS = re.compile(r"^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(?:[r-][w-][x-][ps-]\s+)?(.*?)\s*$")
+
+
+def parse_proc_maps(text):
+    """/proc/PID/maps lines as Mappings (anonymous ones have an empty path)."""
+    out = []
+    for line in text.splitlines():
+        match = _PROC_MAPS.match(line)
+        if match:
+            out.append(Mapping(int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16),
+                               match.group(4)))
+    return out
+
+
+def parse_gdb_mappings(text):
+    """`info proc mappings` output, live (with a Perms column) or from a core's NT_FILE note."""
+    out = []
+    for line in text.splitlines():
+        match = _GDB_MAPPINGS.match(line)
+        if match:
+            out.append(Mapping(int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16),
+                               match.group(4)))
+    return out
+
+
+# preload/ledger/names.h: "hangshim-r00003-node7-12345.ledger", "hangshim-norank-node7-12345.ledger".
+_LEDGER_NAME = re.compile(r"^hangshim-(?:r\d+|norank)-[A-Za-z0-9._]+-(\d+)\.ledger$")
+_DELETED = " (deleted)"
+
+
+def ledger_name_pid(path):
+    """The pid in a ledger file's name, or None when `path` is not a ledger. A mapping of an
+    unlinked file reads "PATH (deleted)"; that suffix is ignored here."""
+    if path.endswith(_DELETED):
+        path = path[:-len(_DELETED)]
+    match = _LEDGER_NAME.match(os.path.basename(path))
+    return int(match.group(1)) if match else None
+
+
+def ledger_regions(mappings):
+    """The ledger files among the mappings, each as (path, start, end): consecutive mappings of
+    one file at consecutive offsets are joined (a mapping can be split by mprotect)."""
+    regions = []
+    for m in mappings:
+        if ledger_name_pid(m.path) is None:
+            continue
+        if regions:
+            path, start, end, next_offset = regions[-1]
+            if path == m.path and end == m.start and next_offset == m.offset:
+                regions[-1] = (path, start, m.end, m.offset + (m.end - m.start))
+                continue
+        if m.offset != 0:
+            continue  # a piece of a ledger mapped without its header: not the process's own ledger
+        regions.append((m.path, m.start, m.end, m.end - m.start))
+    return [(path, start, end) for path, start, end, _ in regions]
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_count(argument, what):
+    """An optional positive count (`pyframes up 2`); 1 when absent."""
+    argument = argument.strip()
+    if not argument:
+        return 1
+    if not argument.isdigit() or int(argument) < 1:
+        raise UsageError("%s: %r is not a positive number of frames" % (what, argument))
+    return int(argument)
+
+
+def parse_frame_number(argument):
+    argument = argument.strip()
+    if not argument.isdigit():
+        raise UsageError("pyframes frame: %r is not a frame number (see pyframes bt)" % argument if argument
+                         else "pyframes frame: which frame? (usage: pyframes frame N; the numbers are pyframes bt's)")
+    return int(argument)
+
+
+LIST_CONTEXT = 5  # lines before and after, like py-list
+
+
+def parse_list_range(argument, current_line):
+    """The lines `pyframes list ARG` shows: no argument, around the current line; N, around
+    line N; START,END, those lines (as py-list does). Returns (first, last), 1-based inclusive."""
+    argument = argument.strip()
+    if not argument:
+        if current_line <= 0:
+            raise UsageError("pyframes list: the selected Python frame has no line number")
+        return max(1, current_line - LIST_CONTEXT), current_line + LIST_CONTEXT
+    if "," in argument:
+        first, _, last = argument.partition(",")
+        first, last = first.strip(), last.strip()
+        if not (first.isdigit() and last.isdigit()) or int(first) < 1 or int(last) < int(first):
+            raise UsageError("pyframes list: %r is not a range START,END of line numbers" % argument)
+        return int(first), int(last)
+    if not argument.isdigit() or int(argument) < 1:
+        raise UsageError("pyframes list: %r is not a line number (usage: pyframes list [LINE | START,END])"
+                         % argument)
+    line = int(argument)
+    return max(1, line - LIST_CONTEXT), line + LIST_CONTEXT
+
+
+_ELF64_HEADER = "<16sHHIQQQIHHHHHH"
+_ELF64_PHDR = "<IIQQQQQQ"
+_PT_LOAD = 1
+
+
+def core_load_segments(f):
+    """The PT_LOAD segments of an ELF64 little-endian core as (vaddr, memsz, filesz): filesz
+    smaller than memsz means the core left those pages out (gdb then reads file-backed ones from
+    the file the NT_FILE note names, as it is now, without saying so). [] for anything else."""
+    import struct
+    header = f.read(struct.calcsize(_ELF64_HEADER))
+    if len(header) < struct.calcsize(_ELF64_HEADER) or header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
+        return []
+    fields = struct.unpack(_ELF64_HEADER, header)
+    phoff, phentsize, phnum = fields[5], fields[9], fields[10]
+    if phentsize < struct.calcsize(_ELF64_PHDR) or phnum > 1 << 20:
+        return []
+    f.seek(phoff)
+    table = f.read(phentsize * phnum)
+    segments = []
+    for i in range(len(table) // phentsize):
+        p_type, _flags, _offset, vaddr, _paddr, filesz, memsz, _align = struct.unpack_from(_ELF64_PHDR, table,
+                                                                                           i * phentsize)
+        if p_type == _PT_LOAD:
+            segments.append((vaddr, memsz, filesz))
+    return segments
+
+
+def core_holds(segments, start, end):
+    """True when the core's own segments hold every byte of [start, end)."""
+    position = start
+    for vaddr, _memsz, filesz in sorted(segments):
+        if vaddr <= position < vaddr + filesz:
+            position = vaddr + filesz
+            if position >= end:
+                return True
+    return position >= end

@@ -1,0 +1,26 @@
+// Where a module's unwind information is: the binary-search table of .eh_frame_hdr, which maps
+// function start addresses to their FDEs in .eh_frame. The header's encodings are checked here;
+// the table itself is searched in the target's memory by libunwind.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "elf/loaded_module.h"
+#include "pyframes/memory.h"
+
+namespace pyframes::native {
+
+struct EhFrameTable {
+  uint64_t start_ip = 0;    // the module's executable segments, as target addresses
+  uint64_t end_ip = 0;      // exclusive
+  uint64_t header = 0;      // target address of .eh_frame_hdr (the table's data-relative base)
+  uint64_t table = 0;       // target address of the first of `fde_count` entries (two int32 each)
+  uint64_t fde_count = 0;
+};
+
+// The table of `module`, its header read through `memory` (the bytes the process had mapped);
+// nullopt when the module has no .eh_frame_hdr, or one without a searchable table.
+std::optional<EhFrameTable> find_eh_frame_table(const LoadedModule& module, const Memory& memory);
+
+}  // namespace pyframes::native

@@ -1,0 +1,37 @@
+"""Runs inside gdb (gdb -x capture.py): executes the commands listed in the JSON file named by
+$GDB_CAPTURE_SESSION, each with gdb.execute(to_string=True), and writes what each printed and
+the error it raised (gdb prints exactly that one line) to the "out" file of the session.
+An entry ["run", ARGV...] instead runs a program while gdb holds the target stopped (the truth
+to compare with, taken at the same moment); ["select-lwp", LWP] selects gdb's thread of that
+Linux thread id (what `thread N` does, without knowing gdb's number N)."""
+import json
+import os
+import subprocess
+
+import gdb
+
+with open(os.environ["GDB_CAPTURE_SESSION"]) as f:
+    session = json.load(f)
+
+results = []
+for command in session["commands"]:
+    if isinstance(command, list) and command[0] == "run":
+        done = subprocess.run(command[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        results.append({"command": command, "output": done.stdout.decode("utf-8", "replace"),
+                        "error": done.stderr.decode("utf-8", "replace") if done.returncode else None})
+        continue
+    if isinstance(command, list) and command[0] == "select-lwp":
+        found = [t for t in gdb.selected_inferior().threads() if t.ptid[1] == command[1]]
+        if found:
+            found[0].switch()
+        results.append({"command": command, "output": "", "error": None if found else "no such LWP"})
+        continue
+    try:
+        output = gdb.execute(command, to_string=True)
+        results.append({"command": command, "output": output, "error": None})
+    except gdb.error as error:
+        results.append({"command": command, "output": "", "error": str(error)})
+
+with open(session["out"] + ".tmp", "w") as f:
+    json.dump(results, f, indent=1)
+os.rename(session["out"] + ".tmp", session["out"])
