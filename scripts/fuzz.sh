@@ -173,7 +173,7 @@ for t in "${targets[@]}"; do
   ) >"$run_log" 2>&1
   rc=$?
   set -e
-  executions=$(grep -h '^stat::number_of_executed_units' "$run_log" "$out"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+  executions=$( (cat "$run_log" "$out"/fuzz-*.log 2>/dev/null || true) | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
   size=$(find "$corpus" -type f | wc -l)
   if ((rc == 0)); then result=ok; else result="FAILED (exit $rc)"; status=1; fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" "$executions" "$size" "$result" >>"$log"
