@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HANGSHIM_BUILD_DIR:-$top/build}
 
 packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev zlib1g-dev
-          doctest-dev gdb gdbserver python3 procps
+          doctest-dev gdb gdbserver python3 procps shellcheck
           clang libclang-rt-14-dev llvm strace)  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
 missing=()
 for p in "${packages[@]}"; do

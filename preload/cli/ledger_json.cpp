@@ -1,9 +1,10 @@
-#include "cli/json_writer.h"
 #include "cli/ledger_render.h"
+#include "pyframes/json_writer.h"
 
 namespace hangshim::cli {
 
 using namespace hangshim::ledger;
+using pyframes::JsonWriter;
 
 namespace {
 
@@ -85,7 +86,7 @@ void write_callsite(JsonWriter& j, const CallsiteInfo& c) {
 }  // namespace
 
 std::string render_ledger_json(const Ledger& ledger) {
-  JsonWriter j;
+  JsonWriter j(true);
   j.begin_object();
   j.field("ledger", ledger.source).field("format_version", ledger.header.version);
   write_header(j, ledger.header);
@@ -102,7 +103,7 @@ std::string render_ledger_json(const Ledger& ledger) {
   for (const auto& w : ledger.warnings) j.value(w);
   j.end_array();
   j.end_object();
-  return j.str();
+  return j.str() + "\n";
 }
 
 }  // namespace hangshim::cli

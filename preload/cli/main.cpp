@@ -12,7 +12,7 @@ void print_help() {
   fmt::print(
       "usage: hangshim COMMAND [ARGS...]\n"
       "\n"
-      "Run the job with LD_PRELOAD=libhangshim.so; every process that calls NCCL keeps a ledger\n"
+      "Run the job with `hangshim run -- CMD` (LD_PRELOAD=libhangshim.so); every process that calls NCCL keeps a ledger\n"
       "in $HANGSHIM_DIR (default /dev/shm/hangshim-$UID). Commands:\n\n");
   for (const auto& sub : hangshim::cli::subcommands()) fmt::print("  {:<8} {}\n", sub.name, sub.summary);
   fmt::print("\n`hangshim COMMAND --help` describes a command. Options: --help, --version.\n");

@@ -274,6 +274,7 @@ class Parser {
     uint64_t busy = 0;
     uint64_t overwritten = 0;
     uint64_t invalid = 0;
+    out_.records.reserve(static_cast<size_t>(n));  // n <= ring capacity, which check_geometry bounded
     for (uint64_t index = head - n + 1; index <= head && n > 0; ++index) {
       const RingEntry& slot = ring_[(index - 1) & (ring_capacity_ - 1)];
       RingEntry entry;

@@ -171,10 +171,18 @@ def group_common(report, args, targets):
     report.result("one bad PID among good ones", problems)
 
     problems = []
-    for argv, status in (([], 2), (["abc"], 2), (["--bogus", "1"], 2), (["0"], 2), (["--help"], 0), (["--version"], 0)):
+    for argv, status in (([], 2), (["--bogus", "1"], 2), (["0"], 2), (["--help"], 0), (["--version"], 0)):
         run = run_pyframes(args.pyframes, argv)
         if run.returncode != status:
             problems.append("%s: %s" % (argv, run.describe()))
         if status == 2 and (len(run.stderr_lines()) != 1 or not run.stderr.startswith("pyframes: usage: ")):
             problems.append("%s: usage error line %r" % (argv, run.stderr))
     report.result("usage errors exit 2, --help/--version exit 0", problems)
+
+    # A name that is not digits is a core file: one that does not exist is that target's
+    # problem (exit 1, one line naming it), like a PID that is gone.
+    run = run_pyframes(args.pyframes, ["no-such-core-file"])
+    problems = []
+    if run.returncode != 1 or len(run.stderr_lines()) != 1 or "no-such-core-file" not in run.stderr:
+        problems.append(run.describe())
+    report.result("a missing core file is one error line, exit 1", problems)

@@ -5,12 +5,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,9 +21,22 @@ extern char** environ;
 
 namespace test_support {
 
-// Every pyenv CPython 3 plus Debian's static python3.11, those present on this machine.
+// Every pyenv CPython 3 plus Debian's static python3.11, those present on this machine; the
+// environment variable HANGSHIM_TEST_PYTHONS (paths separated by ':' or ';') replaces the list,
+// e.g. to add a locally built interpreter.
 inline std::vector<std::string> test_pythons() {
   std::vector<std::string> out;
+  if (const char* listed = std::getenv("HANGSHIM_TEST_PYTHONS"); listed != nullptr && *listed != '\0') {
+    std::string text(listed);
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find_first_of(":;", start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) out.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }
   std::error_code ec;
   std::vector<std::filesystem::path> versions;
   for (const auto& entry : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
@@ -58,14 +72,6 @@ class PythonProcess {
                 const std::vector<std::string>& extra_env = {}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    if (merge_stderr) {
-      posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    }
     std::vector<std::string> all{python};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -76,8 +82,20 @@ class PythonProcess {
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);
-    if (posix_spawn(&pid_, python.c_str(), &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // The target dies with the test process, even when that one is killed (a test binary
+      // whose output pipe closes must not leave parked interpreters behind).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+      ::dup2(fds[1], 1);
+      ::dup2(merge_stderr ? fds[1] : devnull, 2);
+      ::execve(python.c_str(), argv.data(), envp.data());
+      ::_exit(127);
+    }
+    if (devnull >= 0) ::close(devnull);
     ::close(fds[1]);
     out_ = fds[0];
   }

@@ -95,6 +95,10 @@ TEST_CASE("layout offsets find what each live interpreter reports") {
     CAPTURE(python);
     auto minor = minor_of(python);
     REQUIRE(minor.has_value());
+    if (find_generated_layout(3, *minor) == nullptr) {
+      MESSAGE("no generated table for 3." << *minor << " (read through its debug offsets): skipped");
+      continue;
+    }
     auto layout = table_layout(*minor);
     REQUIRE(layout.ok());
     test_support::PythonProcess checker(python, {script, layout_json(*layout)}, true);

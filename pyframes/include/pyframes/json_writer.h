@@ -28,8 +28,16 @@ class JsonWriter {
   JsonWriter& value(int64_t number);
   JsonWriter& value(uint64_t number);
   JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
+  JsonWriter& value(unsigned number) { return value(static_cast<uint64_t>(number)); }
   JsonWriter& value(bool flag);
   JsonWriter& null();
+
+  // key(name) followed by value(v), for chains of fields.
+  template <class T>
+  JsonWriter& field(std::string_view name, const T& v) {
+    key(name);
+    return value(v);
+  }
 
   // The document so far; complete once every begin_* has its end_*.
   const std::string& str() const { return out_; }

@@ -31,8 +31,8 @@ struct Layout {
   bool from_debug_offsets = false;  // offsets came (partly) from the target's _Py_DebugOffsets
   // The f_lasti of <= 3.10 frames counts code units (2 bytes) from 3.10 on, bytes before.
   bool lasti_in_code_units = false;
-  // 3.14 tags the low bits of _PyStackRef fields (f_executable): mask them off.
-  uint64_t executable_tag_mask = 0;
+  // 3.14 tags the low bits of _PyStackRef fields (f_executable, localsplus): mask them off.
+  uint64_t stackref_tag_mask = 0;
 
   struct Runtime {
     int size = -1;

@@ -21,8 +21,16 @@ Result<LoadedModule> LoadedModule::open(const ModuleMap& modules, const std::str
   LoadedModule module;
   module.target_path_ = target_path;
   std::string local_path = resolve ? resolve(target_path) : target_path;
-  PYFRAMES_TRY(elf, ElfFile::open(local_path));
-  module.elf_ = std::move(elf);
+  auto elf = ElfFile::open(local_path);
+  if (!elf) {
+    Error error = elf.take_error();
+    if (error.kind == ErrorKind::NotFound && error.hint.empty()) {
+      error.hint = "the target runs a file that is no longer on disk here (upgraded, deleted, or in another "
+                   "container): make it available at the same path";
+    }
+    return error;
+  }
+  module.elf_ = std::move(elf.value());
   auto bias = compute_load_bias(*module.elf_, modules.mappings_of(target_path));
   if (!bias) {
     return make_error(ErrorKind::Corrupt,

@@ -34,7 +34,7 @@ void set_model_flags(Layout& layout) {
                                           : LineTableFormat::Lnotab;
   layout.lasti_in_code_units = v.at_least(3, 10);
   // 3.14 made f_executable a _PyStackRef whose low bit tags deferred references.
-  layout.executable_tag_mask = v.at_least(3, 14) ? 0x7 : 0;
+  layout.stackref_tag_mask = v.at_least(3, 14) ? 0x7 : 0;
 }
 
 std::string describe_version(const PythonTarget& target) {

@@ -26,7 +26,8 @@ ReadStatus status_from_errno(int error) {
 
 }  // namespace
 
-ProcessMemory::ProcessMemory(pid_t pid, bool cache) : pid_(pid), cache_enabled_(cache) {}
+ProcessMemory::ProcessMemory(pid_t pid, bool cache, Transport transport)
+    : pid_(pid), cache_enabled_(cache), use_proc_mem_(transport == Transport::ProcMem) {}
 
 ProcessMemory::~ProcessMemory() {
   if (mem_fd_ >= 0) ::close(mem_fd_);
@@ -102,10 +103,17 @@ ReadStatus ProcessMemory::read_page(uint64_t page, const uint8_t** data) const n
     pages_ = new (std::nothrow) std::array<CachedPage, kCachePages>();
     if (pages_ == nullptr) return ReadStatus::IoError;
   }
+  // Consecutive reads mostly hit the page of the previous one: check that first.
+  if (CachedPage& last = (*pages_)[last_hit_]; last.page == page) {
+    last.last_use = ++clock_;
+    *data = last.bytes.data();
+    return ReadStatus::Ok;
+  }
   CachedPage* victim = &(*pages_)[0];
   for (auto& entry : *pages_) {
     if (entry.page == page) {
       entry.last_use = ++clock_;
+      last_hit_ = static_cast<size_t>(&entry - pages_->data());
       *data = entry.bytes.data();
       return ReadStatus::Ok;
     }
@@ -115,6 +123,7 @@ ReadStatus ProcessMemory::read_page(uint64_t page, const uint8_t** data) const n
   if (status != ReadStatus::Ok) return status;
   victim->page = page;
   victim->last_use = ++clock_;
+  last_hit_ = static_cast<size_t>(victim - pages_->data());
   *data = victim->bytes.data();
   return ReadStatus::Ok;
 }

@@ -16,9 +16,13 @@ namespace pyframes {
 
 class ProcessMemory final : public Memory {
  public:
+  // How bytes are fetched: process_vm_readv with a fallback to /proc/PID/mem when the kernel
+  // or a seccomp filter refuses it (Auto), or /proc/PID/mem only.
+  enum class Transport { Auto, ProcMem };
+
   // `cache` = false reads straight through (the target keeps running, so cached pages may be
   // stale; a single dump is short enough that a per-dump cache is what a reader wants).
-  explicit ProcessMemory(pid_t pid, bool cache = true);
+  explicit ProcessMemory(pid_t pid, bool cache = true, Transport transport = Transport::Auto);
   ~ProcessMemory() override;
 
   ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override;
@@ -48,6 +52,7 @@ class ProcessMemory final : public Memory {
   mutable bool use_proc_mem_ = false;  // process_vm_readv refused once: stay on /proc/PID/mem
   mutable int mem_fd_ = -1;
   mutable uint64_t clock_ = 0;
+  mutable size_t last_hit_ = 0;
   mutable std::array<CachedPage, kCachePages>* pages_ = nullptr;  // allocated on first cached read
 };
 

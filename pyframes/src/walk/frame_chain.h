@@ -139,7 +139,7 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
           memory.read(frame + static_cast<uint64_t>(f.instr_ptr), &instr, 8) != ReadStatus::Ok) {
         return WalkStop::Unreadable;
       }
-      raw.code = executable & ~layout.executable_tag_mask;
+      raw.code = executable & ~layout.stackref_tag_mask;
       if (!code_check.is_code(memory, layout, raw.code)) return WalkStop::NotCode;
       uint64_t bytecode = raw.code + static_cast<uint64_t>(layout.code.code_adaptive);
       int64_t code_units = 0;  // PyCodeObject is a PyVarObject: ob_size counts code units

@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMaxLocals = 4096;
 constexpr uint32_t kCoVarargs = 0x4;
 constexpr uint32_t kCoVarkeywords = 0x8;
-constexpr uint8_t kFastHidden = 0x10;  // 3.13: inlined comprehension temporaries
+constexpr uint8_t kFastHidden = 0x10;  // 3.12+: inlined comprehension temporaries (PEP 709)
 constexpr uint8_t kFastCell = 0x40;
 constexpr uint8_t kFastFree = 0x80;
 
@@ -76,7 +76,7 @@ std::vector<Local> read_locals(const ObjectReader& reader, const RawFrame& frame
   for (size_t i = 0; i < names.size(); ++i) {
     uint8_t kind = i < kinds.size() ? static_cast<uint8_t>(kinds[i]) : 0;
     if ((kind & kFastHidden) != 0) continue;
-    uint64_t value = values[i];
+    uint64_t value = values[i] & ~layout.stackref_tag_mask;  // 3.14: _PyStackRef
     bool is_cell = layout.frame_model == FrameModel::FrameObject ? i >= plain_locals : (kind & (kFastCell | kFastFree)) != 0;
     if (is_cell) value = through_cell(reader, value);
     if (value == 0) continue;  // unbound: not a local yet (or any more)

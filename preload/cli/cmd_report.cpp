@@ -1,0 +1,109 @@
+// hangshim report [PATH ...]: the diagnosis of a hung job from its ranks' ledgers.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/report_common.h"
+#include "cli/subcommands.h"
+#include "report/render.h"
+
+namespace hangshim::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hangshim report [PATH ...] [--json] [--rank LIST] [--comm NAME] [--library PATTERN]\n"
+    "                       [--no-stacks] [--heartbeat-timeout S] [--history N] [--exit-status]\n"
+    "\n"
+    "Reads the ledgers of every rank and says which rank stopped, on which line, in which\n"
+    "iteration, and why. The first line is the verdict; detail follows.\n"
+    "\n"
+    "PATH is any mix of ledger directories, .ledger files and exports (`hangshim export` of\n"
+    "other nodes); default: $HANGSHIM_DIR, else /dev/shm/hangshim-$UID. An unusable file is one\n"
+    "error line on stderr and the report goes on with the rest. Ranks still running on this host\n"
+    "have their Python stacks read (no stop, no ptrace attach).\n"
+    "\n"
+    "  --json                 the diagnosis as JSON\n"
+    "  --rank LIST            detail for these ranks only, e.g. 0-3,7 (the verdict is the whole job's)\n"
+    "  --comm NAME            detail for this communicator only: a name (world, world/split1) or a key prefix\n"
+    "  --library PATTERN      treat files whose path contains PATTERN as library code (repeatable;\n"
+    "                         added to HANGSHIM_LIBRARY_PATHS or torch/, deepspeed/, site-packages/)\n"
+    "  --no-stacks            do not read live stacks\n"
+    "  --heartbeat-timeout S  a heartbeat older than S seconds means dead or frozen (default 10)\n"
+    "  --history N            newest calls kept per ledger, besides pending ones and the newest of each\n"
+    "                         call-site (default 16)\n"
+    "  --exit-status          exit 3 when a problem is found (default: 0 whenever a report is printed)\n"
+    "\n"
+    "Exit status: 0 report printed; 1 nothing could be read; 2 usage; 3 (--exit-status) a problem\n"
+    "was found.\n";
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "hangshim: {} (see hangshim report --help)\n", message);
+  return 2;
+}
+
+}  // namespace
+
+int cmd_report(std::span<char*> args) {
+  ReportSettings settings;
+  bool json = false;
+  bool exit_status = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    auto next = [&]() -> const char* { return i + 1 < args.size() ? args[++i] : nullptr; };
+    if (arg == "--help" || arg == "-h") {
+      fmt::print("{}", kUsage);
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--no-stacks") {
+      settings.stacks = false;
+    } else if (arg == "--exit-status") {
+      exit_status = true;
+    } else if (arg == "--rank") {
+      const char* v = next();
+      if (v == nullptr || !parse_rank_list(v, settings.diagnose.only_ranks)) {
+        return usage_error("--rank needs a rank list such as 3 or 0-2,5");
+      }
+    } else if (arg == "--comm") {
+      const char* v = next();
+      if (v == nullptr || *v == '\0') return usage_error("--comm needs a communicator name (world) or key prefix");
+      settings.diagnose.only_comms.emplace_back(v);
+    } else if (arg == "--library") {
+      const char* v = next();
+      if (v == nullptr || *v == '\0') return usage_error("--library needs a path pattern such as /mylib/");
+      settings.libraries.emplace_back(v);
+    } else if (arg == "--heartbeat-timeout") {
+      const char* v = next();
+      double seconds = 0;
+      if (v == nullptr || !parse_seconds(v, seconds) || seconds <= 0) {
+        return usage_error("--heartbeat-timeout needs a number of seconds such as 10");
+      }
+      settings.diagnose.heartbeat_timeout_ns = static_cast<uint64_t>(seconds * 1e9);
+    } else if (arg == "--history") {
+      const char* v = next();
+      if (v == nullptr || !parse_count(v, settings.history) || settings.history == 0) {
+        return usage_error("--history needs a positive number of calls such as 16");
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error(fmt::format("unknown option {}", arg));
+    } else {
+      settings.paths.emplace_back(arg);
+    }
+  }
+  report::Diagnosis d = run_report(settings);
+  print_input_errors(d);
+  if (d.ledgers == 0) {
+    fmt::print(stderr, "hangshim: no ledger could be read{} (run the job with `hangshim run` or "
+                       "LD_PRELOAD=libhangshim.so; ledgers are in $HANGSHIM_DIR, default /dev/shm/hangshim-$UID)\n",
+               settings.paths.empty() ? fmt::format(" in {}", default_ledger_dir()) : "");
+    if (json) fmt::print("{}", report::render_report_json(d));
+    return 1;
+  }
+  fmt::print("{}", json ? report::render_report_json(d) : report::render_report_text(d, {}));
+  std::fflush(stdout);
+  return exit_status && d.problem ? 3 : 0;
+}
+
+}  // namespace hangshim::cli

@@ -1,0 +1,161 @@
+// hangshim watch [PATH ...]: a live table of where the ranks are (merged into groups), refreshed
+// every --interval seconds; when nothing has moved for --stall seconds, or every rank has
+// exited, the full report (with live stacks) is printed and watch exits.
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/report_common.h"
+#include "cli/subcommands.h"
+#include "report/liveness.h"
+#include "report/phrases.h"
+#include "report/rank_ranges.h"
+#include "report/render.h"
+
+namespace hangshim::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hangshim watch [PATH ...] [--interval S] [--stall S] [--timeout S] [--json] [--exit-status]\n"
+    "                      [--library PATTERN]\n"
+    "\n"
+    "Shows where every rank is (collective, number, line, iteration; ranks in the same place on one\n"
+    "line), refreshed every --interval seconds (on a terminal in place, else reprinted). When no\n"
+    "rank has made progress for --stall seconds, or every rank has exited, prints the report (as\n"
+    "hangshim report does) and exits. PATH as for hangshim report (default $HANGSHIM_DIR).\n"
+    "\n"
+    "  --interval S    refresh period (default 2)\n"
+    "  --stall S       no progress for this long ends the watch with the report (default 60)\n"
+    "  --timeout S     give up after S seconds without a report (default: never); exit 1\n"
+    "  --json          the final report as JSON\n"
+    "  --exit-status   exit 3 when the final report finds a problem\n"
+    "  --library P     as for hangshim report\n"
+    "\n"
+    "Exit status: 0 report printed; 1 --timeout reached; 2 usage; 3 (--exit-status) a problem.\n";
+
+double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Everything that moves while a job makes progress: calls recorded, completions, states.
+std::string progress_signature(const report::Inputs& inputs) {
+  std::string sig;
+  for (const auto& v : inputs.ranks) {
+    sig += fmt::format("{}:{}:{}:{}", v.rank, v.header.pid, v.header.ring_head, v.header.state);
+    for (const auto& c : v.comms) sig += fmt::format(",{}/{}/{}", c.coll_completed, c.p2p_completed, c.state);
+    sig += ';';
+  }
+  return sig;
+}
+
+bool all_exited(const report::Diagnosis& d) {
+  if (d.situations.empty()) return false;
+  for (const auto& s : d.situations) {
+    if (s.state != report::RankState::Exited && s.state != report::RankState::Dead) return false;
+  }
+  return true;
+}
+
+std::string table(const report::Diagnosis& d, double still_for, const std::vector<std::string>& paths) {
+  std::string out = fmt::format("hangshim watch {}  —  {} ranks, ", fmt::join(paths, " "), d.situations.size());
+  for (const auto& c : d.comms) {
+    out += fmt::format("{}: issued {}{}, completed {}{}; ", c.name, c.issued_min,
+                       c.issued_max != c.issued_min ? fmt::format("-{}", c.issued_max) : "", c.completed_min,
+                       c.completed_max != c.completed_min ? fmt::format("-{}", c.completed_max) : "");
+  }
+  out += fmt::format("last change {:.0f} s ago\n", still_for);
+  size_t width = 0;
+  for (const auto& g : d.groups) width = std::max(width, report::ranks_phrase(g.ranks).size());
+  for (const auto& g : d.groups) {
+    out += fmt::format("  {:<{}}  {}\n", report::ranks_phrase(g.ranks), width, report::situation_text(d, d.situations[g.example]));
+  }
+  if (d.groups.empty()) out += "  (no ledgers yet: waiting for the job's first NCCL call)\n";
+  return out;
+}
+
+}  // namespace
+
+int cmd_watch(std::span<char*> args) {
+  ReportSettings settings;
+  double interval = 2, stall = 60, timeout = 0;
+  bool json = false, exit_status = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      fmt::print("{}", kUsage);
+      return 0;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--exit-status") {
+      exit_status = true;
+    } else if (arg == "--interval" || arg == "--stall" || arg == "--timeout") {
+      double value = 0;
+      if (i + 1 >= args.size() || !parse_seconds(args[i + 1], value) || (arg != "--timeout" && value <= 0)) {
+        fmt::print(stderr, "hangshim: {} needs a number of seconds (see hangshim watch --help)\n", arg);
+        return 2;
+      }
+      ++i;
+      (arg == "--interval" ? interval : arg == "--stall" ? stall : timeout) = value;
+    } else if (arg == "--library") {
+      if (i + 1 >= args.size()) {
+        fmt::print(stderr, "hangshim: --library needs a path pattern (see hangshim watch --help)\n");
+        return 2;
+      }
+      settings.libraries.emplace_back(args[++i]);
+    } else if (!arg.empty() && arg[0] == '-') {
+      fmt::print(stderr, "hangshim: unknown option {} (see hangshim watch --help)\n", arg);
+      return 2;
+    } else {
+      settings.paths.emplace_back(arg);
+    }
+  }
+  std::vector<std::string> shown = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
+  const bool tty = ::isatty(STDOUT_FILENO) != 0 && std::getenv("TERM") != nullptr;
+  const double started = monotonic_seconds();
+  std::string last_signature;
+  double last_change = started;
+  ReportSettings quick = settings;
+  quick.stacks = false;  // the table needs no stacks; the final report reads them
+  for (;;) {
+    report::Inputs inputs;
+    report::Diagnosis d = run_report(quick, &inputs);
+    double now = monotonic_seconds();
+    std::string signature = progress_signature(inputs);
+    if (signature != last_signature) {
+      last_signature = signature;
+      last_change = now;
+    }
+    double still = now - last_change;
+    bool stalled = !inputs.ranks.empty() && still >= stall;
+    bool finished = all_exited(d);
+    std::string frame = table(d, still, shown);
+    fmt::print("{}{}", tty ? "\x1b[H\x1b[2J" : "\n", frame);
+    std::fflush(stdout);
+    if (stalled || finished) {
+      report::Diagnosis full = run_report(settings);
+      print_input_errors(full);
+      fmt::print("\n{}", json ? report::render_report_json(full) : report::render_report_text(full, {}));
+      std::fflush(stdout);
+      return exit_status && full.problem ? 3 : 0;
+    }
+    if (timeout > 0 && now - started >= timeout) {
+      fmt::print(stderr, "hangshim: watch gave up after {:.0f} s{}\n", timeout,
+                 inputs.ranks.empty() ? " without finding a ledger" : " while the job still made progress");
+      return 1;
+    }
+    timespec pause{static_cast<time_t>(interval), static_cast<long>((interval - static_cast<double>(static_cast<time_t>(interval))) * 1e9)};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+  }
+}
+
+}  // namespace hangshim::cli

@@ -1,0 +1,37 @@
+// What `hangshim report`, `export` and `watch` share: the default ledger directory, rank lists
+// ("0-2,4,7"), seconds, and reading + diagnosing a set of paths.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/analysis.h"
+#include "report/inputs.h"
+#include "report/model.h"
+
+namespace hangshim::cli {
+
+// $HANGSHIM_DIR, else /dev/shm/hangshim-$UID (as the shim picks it).
+std::string default_ledger_dir();
+
+bool parse_rank_list(std::string_view text, std::vector<int>& out);
+bool parse_seconds(std::string_view text, double& out);
+bool parse_count(std::string_view text, size_t& out);
+
+struct ReportSettings {
+  std::vector<std::string> paths;        // empty: the default directory
+  std::vector<std::string> libraries;    // --library patterns, added to HANGSHIM_LIBRARY_PATHS'
+  bool stacks = true;                    // read live stacks of the ranks running here
+  size_t history = 16;                   // newest calls kept per ledger (see ViewOptions)
+  report::DiagnoseOptions diagnose;
+};
+
+// Reads every path (errors are collected, not fatal), attaches live stacks, diagnoses.
+report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* keep_inputs = nullptr);
+
+// "hangshim: <message>" on stderr for each unusable input.
+void print_input_errors(const report::Diagnosis& d);
+
+}  // namespace hangshim::cli

@@ -1,0 +1,121 @@
+#include "report/diagnose.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/classify.h"
+#include "report/phrases.h"
+#include "report/rank_ranges.h"
+#include "report/stack_groups.h"
+
+namespace hangshim::report {
+
+namespace {
+
+bool comm_selected(const CommSummary& c, const std::vector<std::string>& only) {
+  if (only.empty()) return true;
+  std::string key = fmt::format("{:016x}", c.key);
+  for (const auto& want : only) {
+    if (want == c.name || (want.size() >= 4 && key.compare(0, want.size(), want) == 0)) return true;
+  }
+  return false;
+}
+
+bool intersects(const std::vector<int>& a, const std::set<int>& b) {
+  return std::any_of(a.begin(), a.end(), [&](int r) { return b.count(r) != 0; });
+}
+
+// Ranks whose situations read the same merge into one group (pid, host, times aside).
+std::string situation_key(const RankSituation& s) {
+  auto call_key = [](const std::optional<Call>& c) {
+    if (!c) return std::string("-");
+    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c->comm, c->op, c->seq, c->site ? c->site->file : "",
+                       c->site ? c->site->line : 0, c->iteration, c->count, c->dtype, c->root, c->red_op);
+  };
+  return fmt::format("{}#{}#{}#{}:{}#{}", static_cast<int>(s.state), call_key(s.current), call_key(s.last),
+                     s.now_at ? s.now_at->file : "", s.now_at ? s.now_at->line : 0, s.why_dead.empty() ? "" : "dead");
+}
+
+}  // namespace
+
+Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
+  Analysis a(inputs, options);
+  Diagnosis d;
+  d.now_ns = inputs.now_ns;
+  d.ledgers = inputs.ranks.size();
+  d.errors = inputs.errors;
+  d.warnings = inputs.warnings;
+  for (const auto& v : inputs.ranks) {
+    if (v.warnings.empty()) continue;
+    std::string joined;
+    for (const auto& w : v.warnings) joined += (joined.empty() ? "" : "; ") + w;
+    d.damaged.push_back({v.source, fmt::format("{}: damaged entries skipped: {}", v.source, joined)});
+  }
+  d.comms = a.comms;
+
+  std::vector<Finding> findings;
+  for (size_t c = 0; c < a.comms.size(); ++c) {
+    if (auto f = classify_comm(a, static_cast<int>(c))) findings.push_back(std::move(*f));
+  }
+  int primary = resolve_findings(a, findings);
+  for (auto& f : findings) {
+    // Nobody completes #k, but some members' ledgers are not here: they may well be the cause.
+    if (f.kind == Kind::Transport && !a.comms[static_cast<size_t>(f.comm)].absent.empty()) f.kind = Kind::MissingLedgers;
+  }
+  for (const auto& c : a.comms) {
+    if (!c.absent.empty()) {
+      d.warnings.push_back(fmt::format("communicator {} has {} ranks but no ledger here for its rank(s) {}: collect every "
+                                       "node's ledgers (hangshim export on each node, or scripts/hang-dump-slurm)",
+                                       c.name, c.nranks, format_ranks(c.absent)));
+    }
+  }
+
+  d.findings = std::move(findings);
+  d.primary = primary;
+  d.problem = d.primary >= 0;
+  d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
+  d.situations = a.situations;
+
+  // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.
+  std::set<int> comm_keep;
+  for (size_t c = 0; c < d.comms.size(); ++c) {
+    d.comms[c].shown = comm_selected(d.comms[c], options.only_comms);
+    if (d.comms[c].shown) comm_keep.insert(static_cast<int>(c));
+  }
+  std::set<int> rank_keep;
+  for (auto& s : d.situations) {
+    bool in_comm = options.only_comms.empty();
+    for (int c : comm_keep) {
+      const auto& ranks = d.comms[static_cast<size_t>(c)].ranks;
+      in_comm = in_comm || std::find(ranks.begin(), ranks.end(), s.rank) != ranks.end();
+    }
+    bool wanted = options.only_ranks.empty() ||
+                  std::find(options.only_ranks.begin(), options.only_ranks.end(), s.rank) != options.only_ranks.end();
+    s.shown = in_comm && wanted;
+    if (s.shown) rank_keep.insert(s.rank);
+  }
+  for (auto& f : d.findings) {
+    f.shown = comm_keep.count(f.comm) != 0 &&
+              (options.only_ranks.empty() || intersects(f.culprits, rank_keep) || intersects(f.waiting, rank_keep));
+  }
+  std::map<std::string, size_t> group_of;
+  for (size_t i = 0; i < d.situations.size(); ++i) {
+    if (!d.situations[i].shown) continue;
+    std::string key = situation_key(d.situations[i]);
+    auto it = group_of.find(key);
+    if (it == group_of.end()) {
+      group_of.emplace(key, d.groups.size());
+      d.groups.push_back({{d.situations[i].rank}, i});
+    } else {
+      d.groups[it->second].ranks.push_back(d.situations[i].rank);
+    }
+  }
+  group_stacks(inputs, rank_keep, d);
+  d.hints = hints_for(d);
+  return d;
+}
+
+}  // namespace hangshim::report

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Benchmarks `hangshim report` on synthetic jobs of 8, 512 and 8192 ranks (one ledger per rank,
+# written by the real ledger writer; rank N/2 stuck outside NCCL, the others waiting in
+# collective #C) and prints a markdown table (the README's report benchmark table comes from
+# here): wall and CPU time (user + system) of the text and the JSON report (median of 3 runs)
+# and peak memory. Wall time on a shared machine depends on its load, also printed.
+#   tests/bench/report_bench.sh [--smoke] [--build DIR] [--dir DIR] [--collectives C] [--ring R]
+# --smoke: 8 and 64 ranks only (ctest runs this). --dir: where the ledgers go (default: a new
+# directory under /dev/shm, where real ledgers live; removed at the end).
+set -euo pipefail
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=${HANGSHIM_BUILD_DIR:-$top/build}
+smoke=0
+base=""
+collectives=200
+ring=256
+while (($#)); do
+  case $1 in
+    --smoke) smoke=1 ;;
+    --build) build=$2; shift ;;
+    --dir) base=$2; shift ;;
+    --collectives) collectives=$2; shift ;;
+    --ring) ring=$2; shift ;;
+    *) echo "report_bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+hangshim=$build/preload/hangshim
+fixture=$build/tests/report/report_fixture
+for tool in "$hangshim" "$fixture"; do
+  [[ -x $tool ]] || { echo "report_bench: $tool is not built (cmake --build $build)" >&2; exit 2; }
+done
+[[ -x /usr/bin/time ]] || { echo "report_bench: GNU time is missing (apt-get install time)" >&2; exit 2; }
+if [[ -z $base ]]; then
+  base=$(mktemp -d /dev/shm/hangshim-report-bench.XXXXXX 2>/dev/null || mktemp -d)
+fi
+trap 'rm -rf "$base"' EXIT
+sizes=(8 512 8192)
+((smoke)) && sizes=(8 64)
+
+# Median of three runs (by wall time): "wall_s cpu_s peak_kib" of `hangshim report ARGS`.
+measure() {
+  local runs=()
+  for _ in 1 2 3; do
+    /usr/bin/time -o "$base/time" -f '%e %U %S %M' "$hangshim" report "$@" >/dev/null
+    runs+=("$(tail -n 1 "$base/time" | awk '{ printf "%s %.2f %s", $1, $2 + $3, $4 }')")
+  done
+  printf '%s\n' "${runs[@]}" | sort -n | sed -n 2p
+}
+
+echo "| ranks | ledgers on disk | report (text): wall / CPU | report --json: wall / CPU | peak memory | per rank |"
+echo "|---:|---:|---:|---:|---:|---:|"
+worst=0
+for n in "${sizes[@]}"; do
+  dir=$base/n$n
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  "$fixture" job "$dir" --ranks "$n" --collectives "$collectives" --ring "$ring"
+  disk=$(du -sk "$dir" | cut -f1)
+  first=$("$hangshim" report --no-stacks "$dir" | head -n 1)
+  expected="HANG: rank $((n / 2)) never issued all_reduce #$collectives"
+  if [[ $first != "$expected"* ]]; then
+    echo "report_bench: wrong verdict at $n ranks: $first" >&2
+    exit 1
+  fi
+  read -r text_s text_cpu text_kib < <(measure --no-stacks "$dir")
+  read -r json_s json_cpu json_kib < <(measure --no-stacks --json "$dir")
+  peak=$((text_kib > json_kib ? text_kib : json_kib))
+  printf '| %d | %d MiB | %.2f s / %.2f s | %.2f s / %.2f s | %d MiB | %d KiB |\n' "$n" $((disk / 1024)) "$text_s" \
+    "$text_cpu" "$json_s" "$json_cpu" $((peak / 1024)) $((peak / n))
+  if [[ $n -eq 8192 ]] && awk -v t="$text_s" -v j="$json_s" 'BEGIN { exit !(t > 1.0 || j > 1.0) }'; then worst=1; fi
+  rm -rf "$dir"
+done
+echo
+echo "(synthetic jobs: $collectives collectives per rank, ring of $ring calls per ledger; $(nproc) cores," \
+  "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo); load average $(cut -d' ' -f1-3 /proc/loadavg))"
+if ((worst)); then
+  echo "report_bench: over budget: more than 1 s at 8192 ranks" >&2
+  exit 1
+fi

@@ -1,0 +1,200 @@
+// Reading what the user names: directories, damaged files (one error each, the rest is read),
+// earlier runs' ledgers, and exports carrying ledgers byte for byte.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ledger/format.h"
+#include "report/export_format.h"
+#include "report_test_util.h"
+
+using namespace report_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+template <class T>
+void patch(std::string& bytes, size_t offset, T value) {
+  std::memcpy(&bytes[offset], &value, sizeof(value));
+}
+
+Inputs load(const std::string& dir) {
+  Inputs inputs;
+  LoadOptions options;
+  options.here = "the-test-host";
+  options.now_ns = kStart;
+  load_path(dir, inputs, options);
+  settle_inputs(inputs);
+  return inputs;
+}
+
+}  // namespace
+
+TEST_CASE("report inputs: each damaged file is one error naming it; the good ledgers are still read") {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) steps(job[r], 0, r == 0 ? 3 : 2, r == 0);
+  job.write();
+  std::string good;
+  for (const auto& entry : fs::directory_iterator(job.dir.path())) {
+    if (entry.path().string().find("r00001") != std::string::npos) good = read_bytes(entry.path());
+  }
+  REQUIRE(good.size() > hangshim::ledger::kHeaderSize);
+  using hangshim::ledger::Header;
+  struct Case {
+    const char* name;
+    std::string bytes;
+    const char* expected;
+  };
+  std::vector<Case> cases;
+  std::string b = good;
+  b[0] = 'X';
+  cases.push_back({"bad-magic.ledger", b, "not a hangshim ledger"});
+  cases.push_back({"truncated.ledger", good.substr(0, good.size() / 2), "the ledger says it has"});
+  b = good;
+  patch(b, offsetof(Header, version), uint32_t{99});
+  cases.push_back({"foreign.ledger", b, "ledger format version 99"});
+  b = good;
+  patch(b, offsetof(Header, ring_capacity), uint32_t{1u << 31});
+  cases.push_back({"huge-ring.ledger", b, "corrupt ledger header: ring capacity"});
+  b = good;
+  patch(b, offsetof(Header, strings_offset), uint64_t{1} << 40);
+  cases.push_back({"outside.ledger", b, "strings section outside the file"});
+  b = good;
+  patch(b, offsetof(Header, callsite_offset), *reinterpret_cast<const uint64_t*>(&good[offsetof(Header, ring_offset)]));
+  cases.push_back({"overlap.ledger", b, "overlap"});
+  cases.push_back({"empty.ledger", std::string(), "bytes"});
+  for (const auto& c : cases) write_bytes(job.dir.file(c.name), c.bytes);
+  REQUIRE(::symlink(job.dir.file("foreign.ledger").c_str(), job.dir.file("link.ledger").c_str()) == 0);
+  REQUIRE(::mkfifo(job.dir.file("fifo.ledger").c_str(), 0600) == 0);  // must not block the report
+
+  Inputs inputs = load(job.dir.path());
+  CHECK(inputs.ranks.size() == 2);
+  CHECK(inputs.errors.size() == cases.size() + 2);
+  for (const auto& c : cases) {
+    size_t found = 0;
+    for (const auto& e : inputs.errors) {
+      if (e.message.find(c.name) != std::string::npos) {
+        ++found;
+        CHECK_MESSAGE(e.message.find(c.expected) != std::string::npos, e.message);
+      }
+    }
+    CHECK_MESSAGE(found == 1, c.name);
+  }
+  auto mentions = [&](const char* what, const char* name) {
+    return std::any_of(inputs.errors.begin(), inputs.errors.end(), [&](const InputError& e) {
+      return e.message.find(name) != std::string::npos && e.message.find(what) != std::string::npos;
+    });
+  };
+  CHECK(mentions("symbolic link", "link.ledger"));
+  CHECK(mentions("not a regular file", "fifo.ledger"));
+  Diagnosis d = diagnose(inputs, {});
+  CHECK(d.verdict == Kind::StuckOutsideNccl);  // the verdict of the good ledgers
+  CHECK(verdict_of(d).culprits == std::vector<int>{1});
+}
+
+TEST_CASE("report inputs: hostile entries inside a valid header are skipped with warnings, not fatal") {
+  Job job(1);
+  steps(job[0], 0, 5);
+  job.write();
+  std::string path;
+  for (const auto& entry : fs::directory_iterator(job.dir.path())) path = entry.path();
+  std::string b = read_bytes(path);
+  using namespace hangshim::ledger;
+  const auto* h = reinterpret_cast<const Header*>(b.data());
+  // Every ring entry names an out-of-range communicator; the call-site's string points outside
+  // the pool; the counts claim more entries than the tables hold.
+  for (uint32_t i = 0; i < 5; ++i) patch(b, h->ring_offset + i * sizeof(RingEntry) + offsetof(RingEntry, comm), uint32_t{1u << 30});
+  patch(b, h->callsite_offset + sizeof(CallsiteEntry) + offsetof(CallsiteFrame, file), uint32_t{0x7fffffff});
+  patch(b, offsetof(Header, comm_count), uint32_t{0xffffffff});
+  patch(b, offsetof(Header, callsite_count), uint32_t{0xffffffff});
+  write_bytes(path, b);
+  Inputs inputs = load(job.dir.path());
+  REQUIRE(inputs.errors.empty());
+  REQUIRE(inputs.ranks.size() == 1);
+  CHECK(inputs.ranks[0].records.empty());
+  CHECK(inputs.ranks[0].warnings.size() >= 2);
+}
+
+TEST_CASE("report inputs: an earlier run's ledger of the same rank is set aside for the newest") {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) steps(job[r], 0, 3);
+  synth::Rank old = job[1];
+  old.pid = 4242;
+  old.start_ns = kStart - 3600'000'000'000ull;
+  REQUIRE(synth::write(job.dir.path(), old));
+  job.write();
+  Inputs inputs = load(job.dir.path());
+  REQUIRE(inputs.ranks.size() == 2);
+  CHECK(inputs.ranks[1].header.pid != 4242);
+  REQUIRE(inputs.warnings.size() == 1);
+  CHECK(inputs.warnings[0].find("an older process") != std::string::npos);
+}
+
+TEST_CASE("report inputs: an export carries its node's ledgers byte for byte") {
+  Job job(4);
+  for (int r = 0; r < 4; ++r) steps(job[r], 0, r == 2 ? 5 : 6, r != 2);
+  job.write();
+  ExportOptions options;
+  options.dirs = {job.dir.path()};
+  options.here = "node-b";
+  options.now_ns = kStart + 1;
+  ExportOutcome out = build_export(options);
+  CHECK(out.ledgers == 4);
+  CHECK(out.errors.empty());
+  std::string file = job.dir.file("node-b.json");
+  write_bytes(file, out.json);
+  Inputs from_export;
+  LoadOptions load_options;
+  load_export_file(file, from_export, load_options);
+  settle_inputs(from_export);
+  Inputs from_dir = load(job.dir.path());  // the directory also holds node-b.json: the same ledgers twice
+  REQUIRE(from_export.errors.empty());
+  REQUIRE(from_export.ranks.size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(from_export.ranks[i].records.size() == from_dir.ranks[i].records.size());
+    CHECK(from_export.ranks[i].comms[0].coll_issued == from_dir.ranks[i].comms[0].coll_issued);
+    CHECK(from_export.ranks[i].observed_ns == kStart + 1);
+  }
+  CHECK(from_dir.warnings.size() == 4);  // each rank seen twice: "the same ledger"
+  Diagnosis d = diagnose(from_export, {});
+  CHECK(verdict_of(d).culprits == std::vector<int>{2});
+
+  // A damaged export: one error for the file, nothing else.
+  std::string text = out.json;
+  text.resize(text.size() / 2);
+  write_bytes(file, text);
+  Inputs damaged;
+  load_export_file(file, damaged, load_options);
+  REQUIRE(damaged.errors.size() == 1);
+  CHECK(damaged.errors[0].message.find("not valid JSON") != std::string::npos);
+  write_bytes(file, "{\"format\": \"hangshim-export\", \"version\": 7}");
+  Inputs foreign;
+  load_export_file(file, foreign, load_options);
+  REQUIRE(foreign.errors.size() == 1);
+  CHECK(foreign.errors[0].message.find("export format version 7") != std::string::npos);
+  write_bytes(file, "{\"format\": \"hangshim-export\", \"version\": 1, \"ledgers\": [{\"source\": \"x\", \"size\": 999999999999,"
+                    " \"pages\": []}, {\"source\": \"y\", \"size\": 8192, \"pages\": [[8000, \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"]]}]}");
+  Inputs hostile;
+  load_export_file(file, hostile, load_options);
+  REQUIRE(hostile.errors.size() == 2);
+  CHECK(hostile.errors[0].message.find("size missing or impossible") != std::string::npos);
+  CHECK(hostile.errors[1].message.find("damaged ledger bytes") != std::string::npos);
+}
