@@ -11,6 +11,12 @@ if(HANGSHIM_SANITIZE)
   add_link_options(-fsanitize=${_hangshim_san})
 endif()
 
+# Fuzzing (scripts/fuzz.sh): every library gets libFuzzer's coverage instrumentation; the
+# fuzz targets themselves link the fuzzer's main (tests/fuzz).
+if(HANGSHIM_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 function(hangshim_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${HANGSHIM_WARNING_FLAGS}>

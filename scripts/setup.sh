@@ -2,16 +2,18 @@
 # Installs the build dependencies (Debian packages; idempotent, non-interactive) and builds
 # hangshim into ${HANGSHIM_BUILD_DIR:-build}. Extra arguments go to the cmake configure step.
 #   scripts/setup.sh [-DHANGSHIM_WERROR=ON ...]
+# HANGSHIM_SETUP_DEPS_ONLY=1: install the packages, build nothing.
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HANGSHIM_BUILD_DIR:-$top/build}
 
 packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev zlib1g-dev
-          doctest-dev gdb gdbserver python3 procps shellcheck)
+          doctest-dev gdb gdbserver python3 procps shellcheck
+          clang libclang-rt-14-dev llvm strace)  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,5 +27,6 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+[[ ${HANGSHIM_SETUP_DEPS_ONLY:-0} == 1 ]] && exit 0
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -1,7 +1,6 @@
 #include "ledger/reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "ledger/access.h"
+#include "ledger/snapshot.h"
+#include "ledger/trust.h"
 
 namespace hangshim::ledger {
 
@@ -358,9 +359,28 @@ pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::
   return Parser(static_cast<const unsigned char*>(data), size, source).parse();
 }
 
+namespace {
+
+// Closes a descriptor on every path out.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
 pyframes::Result<Ledger> read_ledger_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  // The directory first (its owner and mode decide whether the file can be trusted), then the
+  // file inside it: O_NOFOLLOW (ledgers are never links), O_NONBLOCK (a FIFO planted under a
+  // ledger's name must not block the open).
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  Fd dir_fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  Fd file{dir_fd.fd >= 0 ? ::openat(dir_fd.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1};
+  if (file.fd < 0) {
     int err = errno;
     ErrorKind kind = err == ENOENT ? ErrorKind::NotFound : err == EACCES ? ErrorKind::PermissionDenied : ErrorKind::Io;
     std::string hint = err == ELOOP ? "ledgers are never symbolic links; pass the file itself"
@@ -369,26 +389,18 @@ pyframes::Result<Ledger> read_ledger_file(const std::string& path) {
     return make_error(kind, fmt::format("cannot open ledger {}: {}", path, std::strerror(err)), hint);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  struct stat dir_st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return make_error(ErrorKind::Usage, fmt::format("{} is not a regular file", path), "pass a ledger file");
   }
-  size_t size = static_cast<size_t>(st.st_size);
-  if (size < kHeaderSize) {
-    // Too short to map usefully: read what there is, and let the size check name the problem.
-    unsigned char head[kHeaderSize];
-    ssize_t got = ::pread(fd, head, sizeof head, 0);
-    ::close(fd);
-    return parse_ledger(head, got > 0 ? static_cast<size_t>(got) : 0, path);
+  if (::fstat(dir_fd.fd, &dir_st) != 0) {
+    return make_error(ErrorKind::Io, fmt::format("cannot inspect the directory of {}: {}", path, std::strerror(errno)));
   }
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (base == MAP_FAILED) {
-    return make_error(ErrorKind::Io, fmt::format("cannot map ledger {}: {}", path, std::strerror(errno)));
-  }
-  auto result = parse_ledger(base, size, path);
-  ::munmap(base, size);
-  return result;
+  PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st, static_cast<uint32_t>(::geteuid())));
+  // A private copy read with pread, never a mapping: a file cut by someone else while mapped
+  // would kill this process with SIGBUS (snapshot.h).
+  PYFRAMES_TRY(bytes, snapshot_ledger(file.fd, static_cast<uint64_t>(st.st_size), path));
+  return parse_ledger(bytes.data(), bytes.size(), path);
 }
 
 }  // namespace hangshim::ledger

@@ -3,9 +3,10 @@
 // truncated, corrupt, of a foreign version or not a ledger gives an Error naming the problem;
 // a damaged or half-written entry is skipped with a warning instead of failing the whole read.
 //
-// A live file is read through a read-only shared mapping: ring entries are copied with the
-// stamp protocol (access.h), so no record in the snapshot is torn. The writer never resizes
-// its file; a file shrunk by someone else while being read is outside what this guards.
+// A file is copied with pread in passes that keep the writer's publication order (snapshot.h),
+// so no record in the snapshot is torn, and a file cut or replaced by someone else while being
+// read is an error (never a SIGBUS). Files anyone else could have written are refused
+// (trust.h).
 #pragma once
 
 #include <array>
@@ -117,7 +118,8 @@ const FrameInfo* your_line(const CallsiteInfo& callsite);
 // function named barrier, else op_name ("all_reduce", "send", ...).
 const char* display_op(const CallRecord& record);
 
-// Reads a ledger file (opened O_NOFOLLOW; a live one through a read-only mapping).
+// Reads a ledger file: opened O_NOFOLLOW, checked against trust.h (owner and mode of the file and
+// of its directory), copied with snapshot_ledger, parsed.
 pyframes::Result<Ledger> read_ledger_file(const std::string& path);
 
 // Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`

@@ -26,6 +26,19 @@ uint32_t round_up_pow2(uint32_t value) {
 
 uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
+// For file systems without fallocate: real zero bytes in every block. 0 or the errno.
+int write_zeros(int fd, uint64_t size) {
+  static const char zeros[65536] = {};
+  for (uint64_t at = 0; at < size;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof zeros, size - at));
+    ssize_t wrote = ::pwrite(fd, zeros, n, static_cast<off_t>(at));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return wrote < 0 ? errno : ENOSPC;
+    at += static_cast<uint64_t>(wrote);
+  }
+  return 0;
+}
+
 void copy_text(char* field, size_t capacity, std::string_view text) {
   size_t n = std::min(text.size(), capacity - 1);
   std::memcpy(field, text.data(), n);
@@ -77,15 +90,17 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
     int err = errno;
     ::close(fd);
     ::unlink(path.c_str());
-    return make_error(err == ENOSPC ? ErrorKind::Io : ErrorKind::Io,
+    return make_error(ErrorKind::Io,
                       fmt::format("cannot {} ledger {} ({} bytes): {}", what, path, layout.file_size, std::strerror(err)),
                       err == ENOSPC ? "free space in HANGSHIM_DIR (/dev/shm is often small in containers: --shm-size) or lower HANGSHIM_RING"
                                     : "set HANGSHIM_DIR to a writable directory");
   };
   if (::ftruncate(fd, static_cast<off_t>(layout.file_size)) != 0) return fail("size");
-  // Reserve every page now: on tmpfs a write to a page that cannot be allocated is a SIGBUS.
+  // Reserve every page now: a store through the mapping to a page the file system cannot
+  // back (a full tmpfs or disk) is a SIGBUS, which would kill the job.
   int reserve = ::posix_fallocate(fd, 0, static_cast<off_t>(layout.file_size));
-  if (reserve != 0 && reserve != EOPNOTSUPP && reserve != EINVAL) {
+  if (reserve == EOPNOTSUPP || reserve == EINVAL) reserve = write_zeros(fd, layout.file_size);
+  if (reserve != 0) {
     errno = reserve;
     return fail("reserve space for");
   }

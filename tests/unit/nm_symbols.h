@@ -8,6 +8,9 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "run_program.h"
 
 struct NmSymbol {
   uint64_t value = 0;
@@ -17,11 +20,14 @@ struct NmSymbol {
 // Runs nm on `path` (dynamic table when `dynamic`), returns name -> symbol; empty if nm fails.
 inline std::map<std::string, NmSymbol> nm_symbols(const std::string& path, bool dynamic) {
   std::map<std::string, NmSymbol> out;
-  std::string command = "nm --defined-only " + std::string(dynamic ? "-D " : "") + "'" + path + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
+  std::vector<std::string> argv = {"nm", "--defined-only"};
+  if (dynamic) argv.push_back("-D");
+  argv.push_back(path);
+  std::string text;
+  if (test_support::run_program(argv, &text) != 0) return out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
     std::istringstream in(line);
     std::string value, type, name;
     if (!(in >> value >> type >> name)) continue;

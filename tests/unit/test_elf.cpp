@@ -18,6 +18,7 @@
 #include "modules/proc_maps.h"
 #include "nm_symbols.h"
 #include "python_process.h"
+#include "run_program.h"
 
 using namespace pyframes;
 
@@ -43,7 +44,7 @@ std::vector<std::string> python_binaries() {
 
 TEST_CASE("ELF symbols match nm on every interpreter binary") {
   auto binaries = python_binaries();
-  if (binaries.empty() || std::system("nm --version >/dev/null 2>&1") != 0) {
+  if (binaries.empty() || test_support::run_program({"nm", "--version"}) != 0) {
     MESSAGE("no interpreter binaries or no nm: skipped");
     return;
   }

@@ -21,6 +21,7 @@
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
 #include "python_process.h"
+#include "run_program.h"
 
 using namespace pyframes;
 using test_support::PythonProcess;
@@ -153,7 +154,7 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
 TEST_CASE("a stripped libpython is read through .dynsym or the data scan") {
   // Copies of libpython with `strip --strip-all` (no .symtab: 3.6's interp_head is gone, the
   // exported _PyRuntime of 3.7+ stays in .dynsym), loaded through LD_LIBRARY_PATH.
-  if (std::system("strip --version >/dev/null 2>&1") != 0) {
+  if (test_support::run_program({"strip", "--version"}) != 0) {
     MESSAGE("no strip: skipped");
     return;
   }
@@ -175,7 +176,7 @@ TEST_CASE("a stripped libpython is read through .dynsym or the data scan") {
     std::filesystem::create_directories(dir);
     auto copy = dir / library.filename();
     std::filesystem::copy_file(library, copy, std::filesystem::copy_options::overwrite_existing);
-    REQUIRE(std::system(fmt::format("strip --strip-all '{}'", copy.string()).c_str()) == 0);
+    REQUIRE(test_support::run_program({"strip", "--strip-all", copy.string()}) == 0);
     {
       PythonProcess target(python, {kTarget, "--shallow"}, false, {"LD_LIBRARY_PATH=" + dir.string()});
       REQUIRE(target.pid() > 0);

@@ -77,3 +77,23 @@ TEST_CASE("line-table decoders stay inside truncated tables") {
   CHECK(location_table_line(std::string("\x81\x00\xe0\x00\x00", 5), 10, 2) == 10);
   CHECK(location_table_line(std::string("\x81\x00\xe0\x00\x00", 5), 10, 4) == 12);
 }
+
+TEST_CASE("line-table decoders: sums that leave int's range are no line, not an overflow") {
+  // Fuzzing finding 1 (fuzz_linetable): huge varint deltas overflowed the running line of the
+  // location table (undefined behaviour); the same held for long lnotab/3.10 tables.
+  std::string huge_deltas;
+  for (int i = 0; i < 8; ++i) huge_deltas += std::string("\xf0\x40\x40\x40\x40\x20", 6);  // code 14: +2^28 each
+  CHECK(location_table_line(huge_deltas, INT_MAX - 10, 14) == -1);
+  CHECK(location_table_line(std::string("\xe8\x02", 2), INT_MAX, 0) == -1);  // code 13, +1 past INT_MAX
+  CHECK(location_table_line(std::string("\xe8\x03", 2), INT_MIN, 0) == -1);  // -1 below INT_MIN
+  CHECK(location_table_line(std::string("\xe8\x02", 2), INT_MAX - 1, 0) == INT_MAX);
+  std::string climbing;
+  for (int i = 0; i < 4096; ++i) climbing += std::string("\x00\x7f", 2);  // +127 per pair, no address step
+  CHECK(lnotab_line(climbing, INT_MAX - 1000, 0) == -1);
+  CHECK(lnotab_line(std::string("\x00\x7f", 2), INT_MAX - 127, 0) == INT_MAX);
+  std::string rising;
+  for (int i = 0; i < 4096; ++i) rising += std::string("\x00\x7f", 2);  // zero-length ranges carry line deltas
+  rising += std::string("\x02\x00", 2);
+  CHECK(linetable310_line(rising, INT_MAX - 1000, 0) == -1);
+  CHECK(linetable310_line(std::string("\x02\x7f", 2), INT_MAX - 127, 0) == INT_MAX);
+}

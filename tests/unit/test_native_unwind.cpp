@@ -22,6 +22,7 @@
 #include "native/native_reader.h"
 #include "process/thread_lock.h"
 #include "pyframes/core.h"
+#include "run_program.h"
 
 using namespace pyframes;
 
@@ -158,14 +159,14 @@ TEST_CASE("native unwind: a live child's chain of calls, then the same from its 
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(thread_state(child.pid()) == 'S');
 
-  if (std::system("command -v gcore >/dev/null 2>&1") != 0) {
+  core_test::TempDir dir;
+  const std::string prefix = dir.file("core");
+  int dumped_rc = test_support::run_program({"gcore", "-o", prefix, std::to_string(child.pid())});
+  if (dumped_rc == -1) {
     MESSAGE("gcore not installed: the core half is skipped");
     return;
   }
-  core_test::TempDir dir;
-  const std::string prefix = dir.file("core");
-  const std::string command = "gcore -o " + prefix + " " + std::to_string(child.pid()) + " >/dev/null 2>&1";
-  REQUIRE(std::system(command.c_str()) == 0);
+  REQUIRE(dumped_rc == 0);
   auto core = Core::open(prefix + "." + std::to_string(child.pid()));
   REQUIRE(core);
   native::NativeReader core_reader((*core)->memory(), (*core)->modules(), (*core)->resolver(), options);

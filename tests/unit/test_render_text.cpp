@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -31,7 +32,10 @@ struct TempDir {
     char pattern[] = "/tmp/pyframes-render-XXXXXX";
     path = ::mkdtemp(pattern);
   }
-  ~TempDir() { std::system(fmt::format("rm -rf '{}'", path).c_str()); }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
   std::string write(const std::string& name, const std::string& content) const {
     const std::string file = path + "/" + name;
     std::ofstream(file, std::ios::binary) << content;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,22 +72,25 @@ std::string render(const pyframes::Memory& memory, const pyframes::PythonTarget&
   return out;
 }
 
-bool write_all(int fd, const std::string& text) {
+// 0 when every byte was written, else the errno (ENOSPC on a full HANGSHIM_DIR).
+int write_all(int fd, const std::string& text) {
   const char* p = text.data();
   size_t left = text.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
     p += n;
     left -= static_cast<size_t>(n);
   }
-  return true;
+  return 0;
 }
 
 }  // namespace
 
-bool write_python_stacks(const std::string& path, CallsiteCapture* callsites, const std::string& headline) noexcept {
+std::string write_python_stacks(const std::string& path, CallsiteCapture* callsites,
+                                const std::string& headline) noexcept {
   try {
     std::string text = fmt::format("hangshim: {}\n\n", headline);
     pyframes::PythonTarget target;
@@ -99,12 +103,14 @@ bool write_python_stacks(const std::string& path, CallsiteCapture* callsites, co
     }
     ::unlink(path.c_str());
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
-    bool ok = write_all(fd, text);
-    ::close(fd);
-    return ok;
+    if (fd < 0) return std::strerror(errno);
+    int err = write_all(fd, text);
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0) return {};
+    ::unlink(path.c_str());  // half a dump would read as a complete one
+    return std::strerror(err);
   } catch (...) {
-    return false;
+    return "out of memory";
   }
 }
 

@@ -13,7 +13,9 @@ namespace hangshim::shim {
 class CallsiteCapture;
 
 // Writes `path` (0600, O_NOFOLLOW, replacing an older dump). `headline` is the stall line.
-// Without Python in the process, the file says so. False if the file could not be written.
-bool write_python_stacks(const std::string& path, CallsiteCapture* callsites, const std::string& headline) noexcept;
+// Without Python in the process, the file says so. Returns an empty string when the file was
+// written, else why not ("No space left on device"); a partly written file is removed.
+std::string write_python_stacks(const std::string& path, CallsiteCapture* callsites,
+                                const std::string& headline) noexcept;
 
 }  // namespace hangshim::shim

@@ -139,11 +139,13 @@ void Watchdog::report_stall(const RingEntry& e, uint64_t now) noexcept {
     store_relaxed(h.stall_ns, now);
     fetch_add_relaxed(h.stall_count, uint32_t{1});
     std::string stacks = r_.stacks_path();
-    bool dumped = write_python_stacks(stacks, r_.callsites(), reason);
-    if (dumped) w.set_text(h.stacks_file, sizeof(h.stacks_file), base_name(stacks));
+    std::string failed = write_python_stacks(stacks, r_.callsites(), reason);
+    if (failed.empty()) w.set_text(h.stacks_file, sizeof(h.stacks_file), base_name(stacks));
     w.set_state(ProcessState::Stalled);
     print_line(fmt::format("{}; ledger {}{}; run: hangshim report {}", reason, w.path(),
-                           dumped ? fmt::format(", Python stacks {}", stacks) : "", r_.ledger_dir()));
+                           failed.empty() ? fmt::format(", Python stacks {}", stacks)
+                                          : fmt::format(" (Python stacks not written to {}: {})", stacks, failed),
+                           r_.ledger_dir()));
   } catch (...) {
     r_.writer().set_state(ProcessState::Stalled);
   }

@@ -1,8 +1,10 @@
 // Instruction offset -> source line, for the three line-table formats CPython has used.
 // Each decoder walks the table forward exactly as PyCode_Addr2Line does for its version, bounded
-// by the table's length (tables come from another process and may be garbage).
+// by the table's length (tables come from another process and may be garbage). Sums are kept
+// in 64 bits: a hostile table cannot overflow them, and a line outside int's range is "no line".
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string_view>
 
@@ -19,5 +21,8 @@ int line_for_offset(LineTableFormat format, std::string_view table, int firstlin
 int lnotab_line(std::string_view lnotab, int firstlineno, int offset);             // <= 3.9
 int linetable310_line(std::string_view linetable, int firstlineno, int offset);    // 3.10
 int location_table_line(std::string_view locations, int firstlineno, int offset);  // 3.11+
+
+// A line computed in 64 bits, as the int the decoders return: -1 when it does not fit.
+inline int line_or_none(int64_t line) { return line >= INT_MIN && line <= INT_MAX ? static_cast<int>(line) : -1; }
 
 }  // namespace pyframes

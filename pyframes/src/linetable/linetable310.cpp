@@ -6,15 +6,15 @@ namespace pyframes {
 
 int linetable310_line(std::string_view table, int firstlineno, int offset) {
   if (offset < 0) return firstlineno;
-  int computed_line = firstlineno;
-  int end = 0;
+  int64_t computed_line = firstlineno;
+  int64_t end = 0;
   for (size_t i = 0; i + 1 < table.size(); i += 2) {
     int length = static_cast<unsigned char>(table[i]);
     int delta = static_cast<signed char>(table[i + 1]);
     int line = -1;
     if (delta != -128) {
       computed_line += delta;
-      line = computed_line;
+      line = line_or_none(computed_line);
     }
     end += length;
     if (length > 0 && offset < end) return line;

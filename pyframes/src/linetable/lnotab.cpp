@@ -7,14 +7,14 @@ namespace pyframes {
 
 int lnotab_line(std::string_view lnotab, int firstlineno, int offset) {
   if (offset < 0) return firstlineno;
-  int line = firstlineno;
-  int address = 0;
+  int64_t line = firstlineno;
+  int64_t address = 0;
   for (size_t i = 0; i + 1 < lnotab.size(); i += 2) {
     address += static_cast<unsigned char>(lnotab[i]);
     if (address > offset) break;
     line += static_cast<signed char>(lnotab[i + 1]);
   }
-  return line;
+  return line_or_none(line);
 }
 
 }  // namespace pyframes

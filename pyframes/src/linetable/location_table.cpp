@@ -47,8 +47,8 @@ class Reader {
 int location_table_line(std::string_view table, int firstlineno, int offset) {
   if (offset < 0) return firstlineno;
   Reader reader(table);
-  int computed_line = firstlineno;
-  int end = 0;
+  int64_t computed_line = firstlineno;
+  int64_t end = 0;
   while (!reader.done()) {
     uint8_t first = reader.byte();
     if ((first & 0x80) == 0) continue;  // not an entry start: resynchronise
@@ -66,7 +66,7 @@ int location_table_line(std::string_view table, int firstlineno, int offset) {
     }
     reader.skip_entry();
     end += length;
-    if (offset < end) return has_line ? computed_line : -1;
+    if (offset < end) return has_line ? line_or_none(computed_line) : -1;
   }
   return -1;
 }

@@ -1,0 +1,236 @@
+#include "ledger/snapshot.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ledger/format.h"
+
+namespace hangshim::ledger {
+
+using pyframes::ErrorKind;
+using pyframes::make_error;
+
+namespace {
+
+constexpr uint64_t kRingChunk = 4096;  // ring entries copied per pass (512 KiB)
+constexpr int kEntryRetries = 4;       // per unstable ring entry, after its chunk
+
+// Orders the loads the kernel made for one pread before those of the next (a no-op on x86,
+// a load barrier on AArch64).
+inline void loads_in_order() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
+enum class ReadOutcome { Ok, Short, Failed };
+
+ReadOutcome read_at(int fd, void* out, uint64_t size, uint64_t offset) {
+  auto* cursor = static_cast<unsigned char*>(out);
+  while (size > 0) {
+    ssize_t n = ::pread(fd, cursor, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadOutcome::Failed;
+    if (n == 0) return ReadOutcome::Short;
+    cursor += n;
+    size -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return ReadOutcome::Ok;
+}
+
+// Where the parts of the file are, from the first copy of the header; only used when every
+// part lies inside the file (else the parser rejects the header and nothing here matters).
+struct Plan {
+  uint64_t comm_offset = 0;
+  uint64_t comm_count = 0;
+  uint64_t ring_offset = 0;
+  uint64_t ring_capacity = 0;
+  uint64_t ring_head = 0;
+  uint64_t callsite_offset = 0;
+  uint64_t callsite_entry_size = 0;
+  uint64_t callsite_count = 0;
+  uint64_t strings_offset = 0;
+  uint64_t strings_used = 0;
+};
+
+bool inside(uint64_t offset, uint64_t length, uint64_t size) { return offset <= size && length <= size - offset; }
+
+bool make_plan(const Header& h, uint64_t size, Plan& plan) {
+  if (h.comm_capacity > kMaxCommCapacity || h.ring_capacity == 0 || h.ring_capacity > kMaxRingCapacity ||
+      (h.ring_capacity & (h.ring_capacity - 1)) != 0 || h.callsite_capacity > kMaxCallsiteCapacity ||
+      h.callsite_depth > kMaxCallsiteDepth || h.callsite_entry_size != callsite_entry_size(h.callsite_depth) ||
+      h.comm_entry_size != sizeof(CommEntry) || h.ring_entry_size != sizeof(RingEntry) ||
+      h.strings_size > kMaxStringsSize) {
+    return false;
+  }
+  plan.comm_offset = h.comm_offset;
+  plan.comm_count = std::min(h.comm_count, h.comm_capacity);
+  plan.ring_offset = h.ring_offset;
+  plan.ring_capacity = h.ring_capacity;
+  plan.ring_head = h.ring_head;
+  plan.callsite_offset = h.callsite_offset;
+  plan.callsite_entry_size = h.callsite_entry_size;
+  plan.callsite_count = std::min(h.callsite_count, h.callsite_capacity);
+  plan.strings_offset = h.strings_offset;
+  plan.strings_used = std::min(h.strings_used, h.strings_size);
+  return h.comm_offset >= kHeaderSize && h.ring_offset >= kHeaderSize && h.callsite_offset >= kHeaderSize &&
+         h.strings_offset >= kHeaderSize && inside(h.comm_offset, uint64_t{h.comm_capacity} * sizeof(CommEntry), size) &&
+         inside(h.ring_offset, uint64_t{h.ring_capacity} * sizeof(RingEntry), size) &&
+         inside(h.callsite_offset, uint64_t{h.callsite_capacity} * h.callsite_entry_size, size) &&
+         inside(h.strings_offset, h.strings_size, size);
+}
+
+class Copier {
+ public:
+  Copier(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out)
+      : fd_(fd), size_(size), source_(source), out_(out) {}
+
+  // Copies [offset, offset + length) of the file to `into`.
+  pyframes::Result<void> copy(void* into, uint64_t length, uint64_t offset) {
+    switch (read_at(fd_, into, length, offset)) {
+      case ReadOutcome::Ok: return {};
+      case ReadOutcome::Short:
+        return make_error(ErrorKind::Truncated,
+                          fmt::format("{} shrank while being read (it had {} bytes): another process cut or replaced it",
+                                      source_, size_),
+                          "read it again; if this repeats, find what else writes to that directory");
+      case ReadOutcome::Failed: break;
+    }
+    return make_error(ErrorKind::Io, fmt::format("cannot read {}: {}", source_, std::strerror(errno)));
+  }
+  pyframes::Result<void> copy_in_place(uint64_t offset, uint64_t length) { return copy(out_.data() + offset, length, offset); }
+
+  // Pass 4: the ring slots [first, first + count), in chunks.
+  pyframes::Result<void> copy_ring(const Plan& plan, uint64_t first, uint64_t count) {
+    std::vector<RingEntry> before, contents, after;
+    for (uint64_t done = 0; done < count;) {
+      uint64_t n = std::min(kRingChunk, count - done);
+      uint64_t offset = plan.ring_offset + (first + done) * sizeof(RingEntry);
+      before.resize(n);
+      contents.resize(n);
+      after.resize(n);
+      PYFRAMES_CHECK(copy(before.data(), n * sizeof(RingEntry), offset));
+      loads_in_order();
+      PYFRAMES_CHECK(copy(contents.data(), n * sizeof(RingEntry), offset));
+      loads_in_order();
+      PYFRAMES_CHECK(copy(after.data(), n * sizeof(RingEntry), offset));
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t at = offset + i * sizeof(RingEntry);
+        if (stable(before[i], contents[i], after[i])) {
+          std::memcpy(out_.data() + at, &contents[i], sizeof(RingEntry));
+        } else {
+          PYFRAMES_CHECK(copy_entry_alone(at));
+        }
+      }
+      done += n;
+    }
+    return {};
+  }
+
+ private:
+  static bool stable(const RingEntry& before, const RingEntry& contents, const RingEntry& after) {
+    return (before.stamp & 1) == 0 && before.stamp == after.stamp && contents.stamp == before.stamp;
+  }
+
+  pyframes::Result<void> copy_entry_alone(uint64_t at) {
+    RingEntry before{}, contents{}, after{};
+    for (int attempt = 0; attempt < kEntryRetries; ++attempt) {
+      PYFRAMES_CHECK(copy(&before, sizeof before, at));
+      loads_in_order();
+      PYFRAMES_CHECK(copy(&contents, sizeof contents, at));
+      loads_in_order();
+      PYFRAMES_CHECK(copy(&after, sizeof after, at));
+      if (stable(before, contents, after)) {
+        std::memcpy(out_.data() + at, &contents, sizeof contents);
+        return {};
+      }
+      sched_yield();  // a writer between its two stamp stores: give it the CPU
+    }
+    // Still moving (or its writer died mid-write): odd, so the parser skips it as busy.
+    contents.stamp = 1;
+    std::memcpy(out_.data() + at, &contents, sizeof contents);
+    return {};
+  }
+
+  int fd_;
+  uint64_t size_;
+  const std::string& source_;
+  std::vector<unsigned char>& out_;
+};
+
+}  // namespace
+
+pyframes::Result<std::vector<unsigned char>> snapshot_ledger(int fd, uint64_t size, const std::string& source) {
+  if (size > kMaxLedgerFileSize) {
+    return make_error(ErrorKind::Corrupt,
+                      fmt::format("{}: {} bytes is implausibly large for a ledger", source, size),
+                      "pass a file from HANGSHIM_DIR (default /dev/shm/hangshim-$UID)");
+  }
+  std::vector<unsigned char> out(static_cast<size_t>(size));
+  Copier copier(fd, size, source, out);
+  Header first{};
+  if (size < sizeof(Header)) {
+    PYFRAMES_CHECK(copier.copy_in_place(0, size));  // too short for a ledger: the parser says so
+    return out;
+  }
+  // Pass 1: the header as published so far.
+  PYFRAMES_CHECK(copier.copy(&first, sizeof first, 0));
+  Plan plan;
+  if (!make_plan(first, size, plan)) {
+    // Not a ledger we can take apart (or not published yet): the parser judges the copy, with
+    // the magic as first seen (a header published meanwhile may be half in this copy).
+    PYFRAMES_CHECK(copier.copy_in_place(0, size));
+    std::memcpy(out.data(), first.magic, sizeof first.magic);
+    return out;
+  }
+  loads_in_order();
+  // Pass 2: the state words of the entries the counts cover (copied with their entries, one
+  // read per section; only the states are kept).
+  std::vector<unsigned char> early;
+  std::vector<uint32_t> comm_states(plan.comm_count), callsite_states(plan.callsite_count);
+  early.resize(plan.comm_count * sizeof(CommEntry));
+  PYFRAMES_CHECK(copier.copy(early.data(), early.size(), plan.comm_offset));
+  for (uint64_t i = 0; i < plan.comm_count; ++i) {
+    std::memcpy(&comm_states[i], early.data() + i * sizeof(CommEntry) + offsetof(CommEntry, state), 4);
+  }
+  early.resize(plan.callsite_count * plan.callsite_entry_size);
+  PYFRAMES_CHECK(copier.copy(early.data(), early.size(), plan.callsite_offset));
+  for (uint64_t i = 0; i < plan.callsite_count; ++i) {
+    std::memcpy(&callsite_states[i], early.data() + i * plan.callsite_entry_size + offsetof(CallsiteEntry, state), 4);
+  }
+  loads_in_order();
+  // Pass 3: contents.
+  PYFRAMES_CHECK(copier.copy_in_place(0, kHeaderSize));
+  PYFRAMES_CHECK(copier.copy_in_place(plan.comm_offset, plan.comm_count * sizeof(CommEntry)));
+  PYFRAMES_CHECK(copier.copy_in_place(plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size));
+  PYFRAMES_CHECK(copier.copy_in_place(plan.strings_offset, plan.strings_used));
+  // The earlier passes' view of what is published replaces the contents' own.
+  auto* header = reinterpret_cast<Header*>(out.data());
+  std::memcpy(header->magic, first.magic, sizeof first.magic);
+  header->state = first.state;
+  header->ring_head = first.ring_head;
+  header->comm_count = first.comm_count;
+  header->callsite_count = first.callsite_count;
+  header->strings_used = first.strings_used;
+  for (uint64_t i = 0; i < plan.comm_count; ++i) {
+    std::memcpy(out.data() + plan.comm_offset + i * sizeof(CommEntry) + offsetof(CommEntry, state), &comm_states[i], 4);
+  }
+  for (uint64_t i = 0; i < plan.callsite_count; ++i) {
+    std::memcpy(out.data() + plan.callsite_offset + i * plan.callsite_entry_size + offsetof(CallsiteEntry, state),
+                &callsite_states[i], 4);
+  }
+  // Pass 4: the ring slots of the newest min(head, capacity) records (at most two runs).
+  uint64_t records = std::min(plan.ring_head, plan.ring_capacity);
+  if (records > 0) {
+    uint64_t first_slot = (plan.ring_head - records) & (plan.ring_capacity - 1);
+    uint64_t run = std::min(records, plan.ring_capacity - first_slot);
+    PYFRAMES_CHECK(copier.copy_ring(plan, first_slot, run));
+    if (run < records) PYFRAMES_CHECK(copier.copy_ring(plan, 0, records - run));
+  }
+  return out;
+}
+
+}  // namespace hangshim::ledger

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for a fixed time on seed
+# corpora made from real interpreters, cores and ledgers; fails on any crash, leak, timeout or OOM.
+#   scripts/fuzz.sh [--time SECONDS] [--jobs N] [TARGET...]
+# Targets: linetable elf core walker ledger (default: all). Environment: HANGSHIM_FUZZ_DIR
+# (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
+# default 60). Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/; the executions of
+# each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
+set -euo pipefail
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${HANGSHIM_FUZZ_DIR:-$top/build-fuzz}
+seconds=${HANGSHIM_FUZZ_TIME:-60}
+jobs=1
+targets=()
+while (($#)); do
+  case $1 in
+    --time) seconds=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+((${#targets[@]})) || targets=(linetable elf core walker ledger)
+for t in "${targets[@]}"; do
+  case $t in linetable|elf|core|walker|ledger) ;; *) echo "fuzz.sh: unknown target $t (linetable elf core walker ledger)" >&2; exit 2 ;; esac
+done
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing: apt-get install -y clang libclang-rt-14-dev (or run scripts/setup.sh)" >&2; exit 1; }
+
+# 1. A clang build of the libraries and the fuzz targets only.
+cmake -S "$top" -B "$out" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHANGSHIM_FUZZ=ON -DHANGSHIM_BUILD_TESTS=OFF "-DHANGSHIM_SANITIZE=address;undefined" >/dev/null
+build_targets=()
+for t in "${targets[@]}"; do
+  build_targets+=("fuzz_$t")
+  case $t in walker) build_targets+=(make_walker_seed) ;; ledger) build_targets+=(make_ledger_seeds) ;; core) build_targets+=(make_core_seed) ;; esac
+done
+cmake --build "$out" -j"$(nproc)" --target "${build_targets[@]}"
+bin=$out/tests/fuzz
+
+# 2. Seeds: the committed ones (tests/fuzz/corpus/TARGET) plus ones made here from the real thing.
+seeds=$out/seeds
+pythons=()
+for p in /root/.pyenv/versions/3.*/bin/python3 /usr/bin/python3.11; do [[ -x $p ]] && pythons+=("$p"); done
+children=()
+cleanup() {
+  local pid
+  for pid in "${children[@]}"; do kill "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# Starts walker_target.py with `python`, waits for "ready"; sets $target_pid.
+start_target() {
+  local python=$1 log=$2
+  MALLOC_ARENA_MAX=1 "$python" "$top/tests/fuzz/seeds/walker_target.py" >"$log" 2>&1 &
+  target_pid=$!
+  children+=("$target_pid")
+  for _ in $(seq 100); do
+    grep -q ready "$log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "fuzz.sh: $python did not start walker_target.py: $(cat "$log")" >&2
+  return 1
+}
+
+# Real cores of walker_target.py, shrunk to what read_core reads (make_core_seed): gcore dumps
+# from the oldest, 3.10, 3.11 and newest interpreters and Debian's static one, a kernel dump
+# (SIGABRT) where core_pattern writes plain files, a gzip copy, and a core of a non-Python program.
+make_core_seeds() {
+  local dir=$1 work python label n=${#pythons[@]}
+  work=$(mktemp -d)
+  local picked=("${pythons[0]}")
+  for python in "${pythons[@]}"; do
+    case $python in */3.10.*/*|*/3.11.*/*|/usr/bin/*) picked+=("$python") ;; esac
+  done
+  ((n > 1)) && picked+=("${pythons[n - 2]}")  # the newest pyenv one (the last is Debian's)
+  for python in "${picked[@]}"; do
+    label=$(basename "$(dirname "$(dirname "$python")")")
+    [[ $python == /usr/bin/* ]] && label=deb$(basename "$python" | sed 's/python//')
+    start_target "$python" "$work/log" || continue
+    if gcore -o "$work/core" "$target_pid" >/dev/null 2>&1; then
+      "$bin/make_core_seed" "$work/core.$target_pid" "$dir/gcore-$label" || true
+    fi
+    kill "$target_pid" 2>/dev/null || true
+    wait "$target_pid" 2>/dev/null || true
+    rm -f "$work/core.$target_pid"
+  done
+  if [[ $(cat /proc/sys/kernel/core_pattern) != \|* ]]; then
+    (
+      cd "$work" && ulimit -c unlimited
+      MALLOC_ARENA_MAX=1 "${pythons[0]}" "$top/tests/fuzz/seeds/walker_target.py" >"$work/log" 2>&1 &
+      pid=$!
+      for _ in $(seq 100); do grep -q ready "$work/log" && break; sleep 0.1; done
+      kill -ABRT "$pid"
+      wait "$pid" 2>/dev/null || true
+    )
+    local kernel_core
+    kernel_core=$(find "$work" -maxdepth 1 -name 'core*' -type f | head -1)
+    if [[ -n $kernel_core ]]; then "$bin/make_core_seed" "$kernel_core" "$dir/kernel-abort" || true; fi
+  fi
+  local first
+  first=$(find "$dir" -name 'gcore-*' | sort | head -1)
+  [[ -n $first ]] && gzip -c "$first" >"$dir/$(basename "$first").gz"
+  sleep 60 &
+  local sleeper=$!
+  children+=("$sleeper")
+  gcore -o "$dir/not-python" "$sleeper" >/dev/null 2>&1 || true
+  kill "$sleeper" 2>/dev/null || true
+  rm -rf "$work"
+}
+
+make_seeds() {
+  local t=$1 dir=$seeds/$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  if [[ -d $top/tests/fuzz/corpus/$t ]]; then cp "$top/tests/fuzz/corpus/$t"/* "$dir"/ 2>/dev/null || true; fi
+  case $t in
+    linetable)
+      python3 "$top/tests/fuzz/seeds/make_linetable_seeds.py" "$top/tests/unit/fixtures/linetables" "$dir" ;;
+    elf)
+      local cc=${CC:-cc}
+      "$cc" -O1 -shared -fPIC -o "$dir/libpython-seed.so" "$top/tests/fuzz/seeds/seed_elf.c"
+      "$cc" -O1 -no-pie -o "$dir/python-seed-exe" "$top/tests/fuzz/seeds/seed_elf.c"
+      cp "$dir/libpython-seed.so" "$dir/libpython-seed-stripped.so"
+      strip "$dir/libpython-seed-stripped.so" ;;
+    ledger)
+      "$bin/make_ledger_seeds" "$dir" ;;
+    walker)
+      local python label
+      for python in "${pythons[@]}"; do
+        label=$(basename "$(dirname "$(dirname "$python")")")
+        [[ $python == /usr/bin/* ]] && label=deb$(basename "$python" | sed 's/python//')
+        start_target "$python" "$dir/.log" || continue
+        "$bin/make_walker_seed" "$target_pid" "$dir/$label" || echo "fuzz.sh: no walker seed from $python" >&2
+        kill "$target_pid" 2>/dev/null || true
+        wait "$target_pid" 2>/dev/null || true
+      done
+      rm -f "$dir/.log" ;;
+    core)
+      make_core_seeds "$dir" ;;
+  esac
+  echo "fuzz.sh: $t: $(find "$dir" -type f | wc -l) seed(s), $(du -sh "$dir" | cut -f1)"
+}
+
+# 3. Run. Each target's corpus persists in $out/corpus/TARGET between local runs.
+status=0
+log=$out/fuzz-log.tsv
+[[ -f $log ]] || printf 'date\ttarget\tseconds\texecutions\tcorpus\tresult\n' >"$log"
+for t in "${targets[@]}"; do
+  make_seeds "$t"
+  corpus=$out/corpus/$t
+  artifacts=$out/artifacts/$t
+  mkdir -p "$corpus" "$artifacts"
+  max_len=()
+  case $t in core) max_len=(-max_len=4194304) ;; ledger) max_len=(-max_len=262144) ;; walker) max_len=(-max_len=1048576) ;; esac
+  parallel=()
+  ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
+  run_log=$out/run-$t.log
+  echo "fuzz.sh: fuzz_$t for ${seconds}s"
+  set +e
+  (
+    # A fuzzed gzip core must not fill the disk with its inflated copy: files stop at 256 MiB
+    # (writes past it fail with EFBIG instead of raising SIGXFSZ).
+    trap '' XFSZ
+    ulimit -f $((256 * 1024))
+    cd "$out" && rm -f fuzz-*.log
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -print_final_stats=1 \
+      "${parallel[@]}" "${max_len[@]}" -artifact_prefix="$artifacts/" "$corpus" "$seeds/$t"
+  ) >"$run_log" 2>&1
+  rc=$?
+  set -e
+  executions=$( (cat "$run_log" "$out"/fuzz-*.log 2>/dev/null || true) | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
+  size=$(find "$corpus" -type f | wc -l)
+  if ((rc == 0)); then result=ok; else result="FAILED (exit $rc)"; status=1; fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" "$executions" "$size" "$result" >>"$log"
+  echo "fuzz.sh: fuzz_$t: $executions executions, corpus $size, $result"
+  if ((rc != 0)); then
+    grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==' "$run_log" | head -20 >&2 || true
+    echo "fuzz.sh: full log $run_log; reproduce with $bin/fuzz_$t $artifacts/<file>" >&2
+  fi
+done
+exit $status

@@ -1,0 +1,147 @@
+// Ledger files are read by copying (snapshot.h), never through a mapping: a file cut or
+// replaced by another process while it is read is an error naming the problem, not a SIGBUS
+// that kills `hangshim report` in the middle of an incident.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "ledger/reader.h"
+#include "ledger/snapshot.h"
+#include "ledger_test_util.h"
+
+using namespace hangshim::ledger;
+using ledger_test::TempDir;
+
+namespace {
+
+std::vector<unsigned char> contents(Writer& w) {
+  const auto* base = reinterpret_cast<const unsigned char*>(&w.header());
+  return std::vector<unsigned char>(base, base + w.file_size());
+}
+
+void fill(Writer& w, int records) {
+  CommInit init;
+  init.key_kind = KeyKind::UniqueId;
+  init.key = 7;
+  init.rank = 0;
+  init.nranks = 2;
+  uint32_t comm = w.add_comm(init);
+  FrameText frames[] = {{"/job/train.py", "step", 12, 0}};
+  uint32_t site = w.add_callsite(frames, 0, 0, 1);
+  for (int i = 0; i < records; ++i) {
+    RecordStart s;
+    s.op = Op::AllReduce;
+    s.comm = comm;
+    s.callsite = site;
+    s.seq = static_cast<uint64_t>(i + 1);
+    uint64_t index = w.begin_record(s);
+    w.record_returned(index, 2, 0, 0, 3);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ledger snapshot: the copy parses like the file itself") {
+  TempDir dir;
+  Geometry g;
+  g.ring_capacity = 32;
+  auto w = ledger_test::make_writer(dir.file("s.ledger"), g);
+  REQUIRE(w);
+  fill(*w, 50);  // wrapped: the copied slots run across the end of the ring
+  auto direct = parse_ledger(&w->header(), w->file_size(), "mapped");
+  auto copied = read_ledger_file(w->path());
+  REQUIRE(direct.ok());
+  REQUIRE_MESSAGE(copied.ok(), copied.error().message);
+  CHECK(copied->records.size() == 32);
+  REQUIRE(copied->records.size() == direct->records.size());
+  for (size_t i = 0; i < copied->records.size(); ++i) CHECK(copied->records[i].index == direct->records[i].index);
+  CHECK(copied->comms.size() == 1);
+  CHECK(copied->callsites.size() == 1);
+  CHECK(copied->warnings.empty());
+}
+
+TEST_CASE("ledger snapshot: a record left half-written by a killed writer is skipped as busy") {
+  TempDir dir;
+  Geometry g;
+  g.ring_capacity = 16;
+  auto w = ledger_test::make_writer(dir.file("k.ledger"), g);
+  REQUIRE(w);
+  fill(*w, 3);
+  RecordStart s;
+  s.op = Op::Broadcast;
+  w->begin_record(s);
+  auto& h = w->header();
+  auto* ring = reinterpret_cast<RingEntry*>(reinterpret_cast<unsigned char*>(&h) + h.ring_offset);
+  stamp_lock(ring[3].stamp);  // SIGKILL between the stamp stores leaves it odd
+  auto read = read_ledger_file(w->path());
+  REQUIRE(read.ok());
+  CHECK(read->records.size() == 3);
+  REQUIRE_FALSE(read->warnings.empty());
+  CHECK(read->warnings.front().find("being written") != std::string::npos);
+}
+
+TEST_CASE("ledger snapshot: a file shorter than it was a moment ago is named, not a SIGBUS") {
+  TempDir dir;
+  auto w = ledger_test::make_writer(dir.file("cut.ledger"));
+  REQUIRE(w);
+  int fd = ::open(w->path().c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  // As if fstat said the original size and the file was cut before the copy.
+  REQUIRE(::truncate(w->path().c_str(), 8192) == 0);
+  auto copy = snapshot_ledger(fd, w->file_size(), w->path());
+  ::close(fd);
+  REQUIRE_FALSE(copy.ok());
+  CHECK(copy.error().kind == pyframes::ErrorKind::Truncated);
+  CHECK(copy.error().message.find("shrank while being read") != std::string::npos);
+  CHECK(copy.error().message.find(w->path()) != std::string::npos);
+}
+
+TEST_CASE("ledger snapshot: files cut and rewritten while being read give answers or errors, never a crash") {
+  TempDir dir;
+  std::vector<unsigned char> good;
+  {
+    auto w = ledger_test::make_writer(dir.file("model.ledger"));
+    REQUIRE(w);
+    fill(*w, 100);
+    good = contents(*w);
+  }
+  std::string path = dir.file("victim.ledger");
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  std::atomic<bool> stop{false};
+  std::thread vandal([&] {
+    size_t round = 0;
+    while (!stop.load()) {
+      // Rewrite it whole, then cut it to a random-ish length, then scribble on the header.
+      (void)::pwrite(fd, good.data(), good.size(), 0);
+      (void)::ftruncate(fd, static_cast<off_t>((round * 7919) % good.size()));
+      unsigned char junk[64];
+      for (size_t i = 0; i < sizeof junk; ++i) junk[i] = static_cast<unsigned char>(round * 31 + i);
+      (void)::pwrite(fd, junk, sizeof junk, static_cast<off_t>(round % 4096));
+      ++round;
+    }
+  });
+  int ok = 0, errors = 0;
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (std::chrono::steady_clock::now() < until) {
+    auto read = read_ledger_file(path);
+    if (read) {
+      ++ok;
+    } else {
+      ++errors;
+      CHECK_FALSE(read.error().message.empty());
+      CHECK(read.error().message.find(path) != std::string::npos);
+    }
+  }
+  stop = true;
+  vandal.join();
+  ::close(fd);
+  MESSAGE("reads: " << ok << " parsed, " << errors << " refused");
+  CHECK(ok + errors > 50);
+}
