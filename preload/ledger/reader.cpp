@@ -13,6 +13,7 @@
 #include "ledger/access.h"
 #include "ledger/snapshot.h"
 #include "ledger/trust.h"
+#include "render/utf8.h"
 
 namespace hangshim::ledger {
 
@@ -20,6 +21,11 @@ using pyframes::ErrorKind;
 using pyframes::make_error;
 
 namespace {
+
+// Text from the file is whatever bytes its writer (or whoever damaged it) put there: every
+// string the reader hands out is one printable line of valid UTF-8, so no report, warning or
+// JSON document built from it can carry terminal escapes or invalid bytes.
+std::string text_from_file(std::string_view bytes) { return pyframes::render::printable_line(bytes); }
 
 // Every load from the file is atomic: the writer may be changing it right now.
 template <size_t N>
@@ -30,7 +36,7 @@ std::string load_text(const char (&field)[N]) {
     if (c == '\0') break;
     out.push_back(c);
   }
-  return out;
+  return text_from_file(out);
 }
 
 struct Section {
@@ -230,7 +236,7 @@ class Parser {
       ok = false;
       return {};
     }
-    return std::string(reinterpret_cast<const char*>(strings_ + ref + 2), length);
+    return text_from_file(std::string_view(reinterpret_cast<const char*>(strings_ + ref + 2), length));
   }
 
   void read_callsites() {

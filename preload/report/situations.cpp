@@ -31,6 +31,12 @@ void Analysis::place_ranks() {
       newest_heartbeat = std::max(newest_heartbeat, v.header.heartbeat_ns);
     }
   }
+  // A rank whose process is gone while others of the job still run on their hosts died first
+  // (killed, crashed): its heartbeat may be too recent to tell, its ledger shows no exit.
+  size_t alive_ranks = 0;
+  for (const auto& v : in.ranks) {
+    alive_ranks += v.liveness == Liveness::Alive && v.header.state != static_cast<uint32_t>(ProcessState::Exited) ? 1 : 0;
+  }
   situations.resize(in.ranks.size());
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const RankView& v = in.ranks[i];
@@ -65,7 +71,8 @@ void Analysis::place_ranks() {
     bool stale = watched && s.heartbeat_age_ns > options.heartbeat_timeout_ns;
 
     // Dead: its last sign of life is older than the others' (it died first: killed, crashed or
-    // frozen), or it is gone and left no heartbeat to tell when. Ranks that all stopped together
+    // frozen), or it is gone and left no heartbeat to tell when, or it is gone while other ranks
+    // still run. Ranks that all stopped together
     // (the job was killed after hanging) keep the positions their ledgers show.
     bool gone = v.liveness == Liveness::Gone || v.liveness == Liveness::Recycled;
     if (v.header.state == static_cast<uint32_t>(ProcessState::Exited)) {
@@ -77,10 +84,14 @@ void Analysis::place_ranks() {
                                      seconds(s.heartbeat_age_ns), v.header.pid)
                        : fmt::format("its heartbeat stopped {} before the others' latest: killed, crashed or frozen",
                                      seconds(s.heartbeat_age_ns));
-    } else if (gone && !watched) {
+    } else if (gone && (!watched || alive_ranks > 0)) {
       s.state = RankState::Dead;
-      s.why_dead = fmt::format("pid {} is gone from {} without exiting normally (killed or crashed)", v.header.pid,
-                               v.judged_on);
+      s.why_dead = alive_ranks > 0
+                       ? fmt::format("pid {} is gone from {} without exiting normally while other ranks still run "
+                                     "(killed or crashed)",
+                                     v.header.pid, v.judged_on)
+                       : fmt::format("pid {} is gone from {} without exiting normally (killed or crashed)",
+                                     v.header.pid, v.judged_on);
     } else if (current != nullptr) {
       Op op = static_cast<Op>(current->op);
       s.state = is_collective(op) ? RankState::InCollective : is_p2p(op) ? RankState::InP2P : RankState::InCommInit;

@@ -43,6 +43,9 @@ def main():
         expect(v["kind"] == "heartbeat_lost" and v["culprits"] == [culprit], "culprit killed: %s" % v["summary"])
         expect(v["summary"].startswith("HANG: rank %d never issued all_reduce #3" % culprit) and "is dead" in v["summary"],
                "culprit killed, verdict line: %s" % v["summary"])
+        # The report names it at once (its pid is gone while the others run); the ledgers alone
+        # tell it apart only once the others' heartbeats have moved on past --heartbeat-timeout.
+        time.sleep(2.5)
         ws.cleanup(keep_files=True)  # and now the rest of the job
         time.sleep(1.5)
         v = ws.report_json("--heartbeat-timeout", "1", ws.ledgers)["verdict"]
