@@ -7,6 +7,7 @@ writes):
   * the report's verdict line: HANG, the culprit ranks, the collective (op #seq);
   * the merged stacks: for every rank, the function and file:line the truth says it is stuck
     at, on that rank's path through the merged tree;
+  * without a PID it finds the launcher, started under the name torchrun, by itself;
   * --out: a 0700 directory whose stacks.json (pyframes --json) has every rank's main thread at
     its truth line, whose export gives the truth's verdict to `hangshim report`, and whose
     report.txt starts with the verdict.
@@ -68,6 +69,18 @@ def stuck_site(state):
     return state["callsite"]
 
 
+def oldest(pids):
+    """The PID started first (field 22 of /proc/PID/stat), None for none."""
+    starts = {}
+    for pid in pids:
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                starts[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[19])
+        except (IOError, OSError, ValueError, IndexError):
+            pass
+    return min(starts, key=lambda p: (starts[p], p)) if starts else None
+
+
 class Job(object):
     """launch.py running the scenario; the launcher stays alive while the ranks hang."""
 
@@ -84,7 +97,14 @@ class Job(object):
         self.env["LD_LIBRARY_PATH"] = args.fakenccl + os.pathsep + self.env.get("LD_LIBRARY_PATH", "")
         self.env["HANGSHIM_LIBRARY_PATHS"] = LIBRARY_PATHS
         self.env["PYTHONDONTWRITEBYTECODE"] = "1"
-        command = [args.python, os.path.join(SCENARIOS, "launch.py"), "-n", str(args.ranks), "--timeout", "150",
+        # The launcher is launch.py under the name torchrun (a script whose #! names the python,
+        # as pip installs torchrun), so that hang-dump's default, the oldest torchrun, finds it.
+        self.torchrun = os.path.join(work, "torchrun")
+        with open(self.torchrun, "w") as f:
+            f.write("#!%s\nimport runpy, sys\nsys.argv[0] = %r\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+                    % (args.python, os.path.join(SCENARIOS, "launch.py")))
+        os.chmod(self.torchrun, 0o755)
+        command = [self.torchrun, "-n", str(args.ranks), "--timeout", "150",
                    "--hang-after", "140", "--quiet", "--truth", self.truth_path, "--workdir", self.workdir]
         for kv in ("HANGSHIM_DIR=" + self.ledgers, "HANGSHIM_POLL_MS=20", "HANGSHIM_STALL_SECONDS=2",
                    "LD_PRELOAD=" + args.shim):
@@ -228,6 +248,16 @@ def main():
         expect(text.startswith("hang-dump: launcher %d " % job.proc.pid),
                "--pgrep %s found another launcher than %d:\n%s" % (job.workdir, job.proc.pid, text[:300]))
         check_merged_stacks(section(text, "Python stacks"), truth)
+        # No launcher given: the oldest torchrun, checked when ours is the oldest one here.
+        others = subprocess.run(["pgrep", "-x", "torchrun"], stdout=subprocess.PIPE, universal_newlines=True)
+        if oldest(others.stdout.split()) == job.proc.pid:
+            text = hang_dump(job)
+            expect(text.startswith("hang-dump: launcher %d " % job.proc.pid),
+                   "hang-dump without a PID found another launcher than torchrun %d:\n%s" % (job.proc.pid, text[:300]))
+            check_merged_stacks(section(text, "Python stacks"), truth)
+        else:
+            print("note: an older torchrun runs here (%s): the default launcher is not checked" %
+                  " ".join(others.stdout.split()))
     except (Failure, subprocess.TimeoutExpired) as e:
         print("FAIL %s: %s" % (name, e))
         return 1
