@@ -5,7 +5,9 @@
     it uses is one that program's --help lists (options after a bare `--` belong to the command
     being run and are left alone);
   * every long option a program's --help lists appears in the README (the option tables), so
-    nothing the tools accept goes undocumented.
+    nothing the tools accept goes undocumented;
+  * every HANGSHIM_* environment variable the sources read (a string literal in C++/Python, a
+    variable in a bash script) has a row in the README's table of environment variables.
 
 The commands themselves run in the feature tests (tests/demo runs the README's demo command as
 written; tests/report, tests/integration, tests/core, tests/gdb run the others on real jobs).
@@ -16,6 +18,7 @@ written; tests/report, tests/integration, tests/core, tests/gdb run the others o
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -56,6 +59,33 @@ def help_text(argv):
     return run.stdout
 
 
+ENV_SOURCES = ["preload", "pyframes", "gdb", "scripts", "tests/scenarios", "tests/fakenccl"]
+
+
+def environment_variables(source):
+    """{name: first file} of the HANGSHIM_* variables the sources read."""
+    found = {}
+    for root in ENV_SOURCES:
+        for directory, _, files in os.walk(os.path.join(source, root)):
+            for name in files:
+                path = os.path.join(directory, name)
+                try:
+                    with open(path, errors="replace") as f:
+                        text = f.read()
+                except OSError:
+                    continue
+                if name.endswith((".cpp", ".h", ".c", ".py")):
+                    patterns = [r'"(HANGSHIM_[A-Z0-9_]*[A-Z0-9])"']
+                elif text.startswith("#!") and "bash" in text.splitlines()[0]:
+                    patterns = [r"\$\{?(HANGSHIM_[A-Z0-9_]*[A-Z0-9])", r"(?:^|\s)(HANGSHIM_[A-Z0-9_]*[A-Z0-9])="]
+                else:
+                    continue
+                for pattern in patterns:
+                    for m in re.finditer(pattern, text, re.M):
+                        found.setdefault(m.group(1), os.path.relpath(path, source))
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", required=True)
@@ -86,7 +116,10 @@ def main():
     for number, raw in code_lines(readme_path):
         line = strip_comment(raw).strip()
         line = re.sub(r"^\$ ", "", line)
-        words = line.split()
+        try:
+            words = shlex.split(line)
+        except ValueError:  # an unbalanced quote: a fragment, not a command
+            words = line.split()
         while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):  # VAR=value command
             words.pop(0)
         if not words:
@@ -109,7 +142,7 @@ def main():
         checked += 1
         if "--" in rest:
             rest = rest[:rest.index("--")]
-        for option in OPTION.findall(" ".join(rest)):
+        for option in [w.split("=", 1)[0] for w in rest if OPTION.fullmatch(w.split("=", 1)[0])]:
             if option not in OPTION.findall(helps[name]):
                 problems.append("README.md:%d: `%s` uses %s, which `%s --help` does not list" %
                                 (number, line, option, name))
@@ -119,6 +152,9 @@ def main():
                 continue
             if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(option), readme):
                 problems.append("%s --help lists %s, which the README never documents" % (name, option))
+    for name, path in sorted(environment_variables(args.source).items()):
+        if "| `%s`" % name not in readme:
+            problems.append("%s (read in %s) has no row in the README's environment variables table" % (name, path))
     print("check_readme: %d command lines checked against %d programs' --help" % (checked, len(helps)))
     for p in problems:
         print("FAIL: " + p)
