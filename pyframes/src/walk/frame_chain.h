@@ -121,7 +121,11 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
         return WalkStop::Unreadable;
       }
       if (!code_check.is_code(memory, layout, raw.code)) return WalkStop::NotCode;
-      raw.instruction_offset = lasti < 0 ? -1 : (layout.lasti_in_code_units ? lasti * 2 : lasti);
+      // f_lasti comes from the target: one too large to double is no known offset, not an overflow.
+      raw.instruction_offset = lasti < 0                    ? -1
+                               : !layout.lasti_in_code_units ? lasti
+                               : lasti > INT32_MAX / 2       ? kUnknownOffset
+                                                             : lasti * 2;
       raw.is_entry = true;  // every PyFrameObject runs in its own _PyEval_EvalFrameDefault call
     } else {
       const auto& f = layout.interpreter_frame;
@@ -145,7 +149,9 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
       int64_t code_units = 0;  // PyCodeObject is a PyVarObject: ob_size counts code units
       memory.read(raw.code + static_cast<uint64_t>(layout.object.ob_size), &code_units, 8);
       int64_t offset = static_cast<int64_t>(instr - bytecode);
-      bool in_range = instr >= bytecode - 2 && code_units > 0 && offset < code_units * 2;
+      // ob_size comes from the target: a garbage one must not overflow the bound (offsets are
+      // int32 in the model; CPython's code objects are far below 2^30 units).
+      bool in_range = instr >= bytecode - 2 && code_units > 0 && code_units < (int64_t{1} << 30) && offset < code_units * 2;
       raw.instruction_offset = !in_range ? kUnknownOffset : offset < 0 ? -1 : static_cast<int32_t>(offset);
       if (layout.code.firsttraceable >= 0 && owner != f.owner_generator && in_range) {
         // A frame still copying its arguments and cells (before RESUME) is not shown by
