@@ -15,9 +15,12 @@
 
 namespace pyframes {
 
+// Trivial on purpose (no member initializers): the shim keeps an array of these on its stack
+// at every NCCL call, and collect_code_locations fills what it returns; initializing all 65
+// entries every call cost more than walking the frames. `CodeLocation{}` is all zeros.
 struct CodeLocation {
-  uint64_t code_object = 0;        // PyCodeObject* in the target
-  int32_t instruction_offset = -1; // bytes into its bytecode; -1 not started; INT32_MIN unknown
+  uint64_t code_object;        // PyCodeObject* in the target
+  int32_t instruction_offset;  // bytes into its bytecode; -1 not started; INT32_MIN unknown
 };
 
 // Fills `out` with up to `capacity` frames of the thread state `tstate`, innermost first, and

@@ -8,8 +8,11 @@
 // needed), a non-code object or an unreadable frame ends the walk with a reason.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 #include "pyframes/layout.h"
 #include "pyframes/memory.h"
@@ -47,6 +50,11 @@ class CodeTypeCheck {
     if (object == 0 || (object & 7) != 0) return false;
     uint64_t type = 0;
     if (memory.read(object + static_cast<uint64_t>(layout.object.ob_type), &type, 8) != ReadStatus::Ok) return false;
+    return is_code_type(memory, layout, type);
+  }
+
+  // The same check for an object whose ob_type the caller has read already.
+  bool is_code_type(const Memory& memory, const Layout& layout, uint64_t type) noexcept {
     if (type == 0) return false;
     if (type == code_type_) return true;
     uint64_t name_ptr = 0;
@@ -60,6 +68,49 @@ class CodeTypeCheck {
 
  private:
   uint64_t code_type_ = 0;
+};
+
+// The fields of one struct the walk needs, read with one Memory::read when they lie close
+// together (they do in every CPython: a frame's header fields within 80 bytes, a code object's
+// within 200), field by field otherwise. The shim walks its own stack at every NCCL call:
+// one read per struct instead of one per field halves the cost of a call-site.
+class FieldBlock {
+ public:
+  static constexpr int64_t kMaxSpan = 256;
+
+  // `fields`: (offset, size) pairs; offsets < 0 (absent in this version) are ignored.
+  FieldBlock(std::initializer_list<std::pair<int64_t, int>> fields) noexcept {
+    for (const auto& [offset, size] : fields) {
+      if (offset < 0) continue;
+      low_ = low_ < 0 ? offset : std::min(low_, offset);
+      high_ = std::max(high_, offset + size);
+    }
+    single_ = low_ >= 0 && high_ - low_ <= kMaxSpan;
+  }
+
+  // Reads the block at `base` (one read when single); false if it could not be read.
+  bool load(const Memory& memory, uint64_t base) noexcept {
+    base_ = base;
+    if (!single_) return true;
+    return memory.read(base + static_cast<uint64_t>(low_), bytes_, static_cast<size_t>(high_ - low_)) == ReadStatus::Ok;
+  }
+
+  // One field (its offset must be one of the block's when single): false if unreadable.
+  bool get(const Memory& memory, int64_t offset, void* out, size_t size) const noexcept {
+    if (offset < 0) return false;
+    if (single_ && offset >= low_ && offset + static_cast<int64_t>(size) <= high_) {
+      std::memcpy(out, bytes_ + (offset - low_), size);
+      return true;
+    }
+    return memory.read(base_ + static_cast<uint64_t>(offset), out, size) == ReadStatus::Ok;
+  }
+
+ private:
+  int64_t low_ = -1;
+  int64_t high_ = 0;
+  bool single_ = false;
+  uint64_t base_ = 0;
+  unsigned char bytes_[kMaxSpan];
 };
 
 // Detects a cycle in a linked list in O(1) memory (Brent): call step() with each node.
@@ -105,6 +156,10 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
   // ends even when it never yields a Python frame.
   size_t steps = 0;
   const size_t max_steps = max_frames * 2 + 16;
+  // 3.11+: a frame's header and its code object's header, one read each per frame.
+  const auto& fl = layout.interpreter_frame;
+  FieldBlock header({{fl.owner, 1}, {fl.previous, 8}, {fl.executable, 8}, {fl.instr_ptr, 8}, {fl.is_entry, 1}});
+  FieldBlock code_header({{layout.object.ob_type, 8}, {layout.object.ob_size, 8}, {layout.code.firsttraceable, 4}});
   while (frame != 0) {
     if ((frame & 7) != 0) return WalkStop::Unreadable;
     if (cycle.seen_again(frame)) return WalkStop::Cycle;
@@ -131,23 +186,27 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
       const auto& f = layout.interpreter_frame;
       uint8_t owner = 0;
       uint64_t executable = 0, instr = 0;
-      if (memory.read(frame + static_cast<uint64_t>(f.owner), &owner, 1) != ReadStatus::Ok ||
-          memory.read(frame + static_cast<uint64_t>(f.previous), &next, 8) != ReadStatus::Ok) {
+      if (!header.load(memory, frame) || !header.get(memory, f.owner, &owner, 1) ||
+          !header.get(memory, f.previous, &next, 8)) {
         return WalkStop::Unreadable;
       }
       if (f.owner_shim >= 0 && owner >= f.owner_shim) {  // a C-stack shim frame, not Python code
         frame = next;
         continue;
       }
-      if (memory.read(frame + static_cast<uint64_t>(f.executable), &executable, 8) != ReadStatus::Ok ||
-          memory.read(frame + static_cast<uint64_t>(f.instr_ptr), &instr, 8) != ReadStatus::Ok) {
+      if (!header.get(memory, f.executable, &executable, 8) || !header.get(memory, f.instr_ptr, &instr, 8)) {
         return WalkStop::Unreadable;
       }
       raw.code = executable & ~layout.stackref_tag_mask;
-      if (!code_check.is_code(memory, layout, raw.code)) return WalkStop::NotCode;
+      uint64_t code_type = 0;
+      if (raw.code == 0 || (raw.code & 7) != 0 || !code_header.load(memory, raw.code) ||
+          !code_header.get(memory, layout.object.ob_type, &code_type, 8) ||
+          !code_check.is_code_type(memory, layout, code_type)) {
+        return WalkStop::NotCode;
+      }
       uint64_t bytecode = raw.code + static_cast<uint64_t>(layout.code.code_adaptive);
       int64_t code_units = 0;  // PyCodeObject is a PyVarObject: ob_size counts code units
-      memory.read(raw.code + static_cast<uint64_t>(layout.object.ob_size), &code_units, 8);
+      code_header.get(memory, layout.object.ob_size, &code_units, 8);
       int64_t offset = static_cast<int64_t>(instr - bytecode);
       // ob_size comes from the target: a garbage one must not overflow the bound (offsets are
       // int32 in the model; CPython's code objects are far below 2^30 units).
@@ -157,8 +216,7 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
         // A frame still copying its arguments and cells (before RESUME) is not shown by
         // CPython either (_PyFrame_IsIncomplete).
         int32_t first_traceable = 0;
-        if (memory.read(raw.code + static_cast<uint64_t>(layout.code.firsttraceable), &first_traceable, 4) ==
-                ReadStatus::Ok &&
+        if (code_header.get(memory, layout.code.firsttraceable, &first_traceable, 4) &&
             offset < static_cast<int64_t>(first_traceable) * 2) {
           frame = next;
           continue;
@@ -166,7 +224,7 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
       }
       if (f.is_entry >= 0) {
         uint8_t entry = 0;
-        memory.read(frame + static_cast<uint64_t>(f.is_entry), &entry, 1);
+        header.get(memory, f.is_entry, &entry, 1);
         raw.is_entry = entry != 0;
       } else if (next != 0 && f.owner_shim >= 0) {
         uint8_t next_owner = 0;
