@@ -6,9 +6,10 @@
 # (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
 # default 60). Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/; the executions of
 # each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
+# shellcheck disable=SC2317  # functions run through a trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -5,6 +5,7 @@
 # Stages (HANGSHIM_CI_STAGES, comma-separated; default all four, or only "tests" when ctest
 # arguments are given): tests, asan, tsan, fuzz. HANGSHIM_FUZZ_TIME: seconds per fuzzer (60).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
+# shellcheck disable=SC2317  # functions run through run_stage / trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
   sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
