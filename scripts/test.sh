@@ -44,7 +44,7 @@ run_stage() {
   echo "=== test.sh: stage $name ===" >&2
   start=$(date +%s)
   set +e
-  ("$@")
+  (set -e; "$@")  # a stage stops at its first failing step
   rc=$?
   set -e
   took[$name]=$(($(date +%s) - start))
