@@ -104,7 +104,9 @@ void for_each_symbol(Elf* elf, int section_type, Visit&& visit) {
     Elf_Data* data = elf_getdata(scn, nullptr);
     // The string table, read directly: elf_strptr per symbol costs more than the compare.
     Elf_Data* strings = elf_getdata(elf_getscn(elf, shdr.sh_link), nullptr);
-    if (data == nullptr || strings == nullptr || shdr.sh_entsize == 0) continue;
+    // A string table without bytes (SHT_NOBITS, or a size with no data in a damaged file) has
+    // no names to match.
+    if (data == nullptr || strings == nullptr || strings->d_buf == nullptr || shdr.sh_entsize == 0) continue;
     const char* string_base = static_cast<const char*>(strings->d_buf);
     const size_t string_size = strings->d_size;
     const size_t count = shdr.sh_size / shdr.sh_entsize;
