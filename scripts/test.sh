@@ -65,7 +65,7 @@ stage_asan() {
   HANGSHIM_BUILD_DIR=$dir "$top/scripts/setup.sh" -DHANGSHIM_WERROR=ON "-DHANGSHIM_SANITIZE=address;undefined" \
     "-DHANGSHIM_TEST_PYTHONS=$(sanitizer_pythons)"
   cd "$dir"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:verify_asan_link_order=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j"$jobs" --timeout 900 -R '^(unit/|pyframes/|core/|faults/)'
 }
 
