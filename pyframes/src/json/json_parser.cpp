@@ -94,31 +94,28 @@ class JsonParser {
     out.type_ = JsonValue::Type::Object;
     ++pos_;  // '{'
     skip_space();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return true;
-    }
+    if (accept('}')) return true;
     for (;;) {
       skip_space();
       if (pos_ >= text_.size() || text_[pos_] != '"') return fail("expected a member name");
       out.keys_.emplace_back();
       if (!string(out.keys_.back())) return false;
       skip_space();
-      if (pos_ >= text_.size() || text_[pos_] != ':') return fail("expected ':'");
-      ++pos_;
+      if (!accept(':')) return fail("expected ':'");
       out.items_.emplace_back();
       if (!value(out.items_.back(), depth)) return false;
       skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
+      if (accept(',')) continue;
+      if (accept('}')) return true;
       return fail("expected ',' or '}'");
     }
+  }
+
+  // Consumes `c` when it is the next character.
+  bool accept(char c) {
+    if (pos_ >= text_.size() || text_[pos_] != c) return false;
+    ++pos_;
+    return true;
   }
 
   bool array(JsonValue& out, size_t depth) {
@@ -126,22 +123,13 @@ class JsonParser {
     out.type_ = JsonValue::Type::Array;
     ++pos_;  // '['
     skip_space();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
-      return true;
-    }
+    if (accept(']')) return true;
     for (;;) {
       out.items_.emplace_back();
       if (!value(out.items_.back(), depth)) return false;
       skip_space();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return true;
-      }
+      if (accept(',')) continue;
+      if (accept(']')) return true;
       return fail("expected ',' or ']'");
     }
   }
