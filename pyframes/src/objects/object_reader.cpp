@@ -171,7 +171,9 @@ std::optional<IntShape> int_shape(const Memory& memory, const Layout& layout, ui
   }
   auto size = memory.read_value<int64_t>(object + static_cast<uint64_t>(layout.object.ob_size));
   if (!size) return std::nullopt;
-  return IntShape{*size < 0, static_cast<uint64_t>(*size < 0 ? -*size : *size)};
+  // The magnitude in unsigned arithmetic: a garbage INT64_MIN must not overflow the negation.
+  uint64_t magnitude = *size < 0 ? 0 - static_cast<uint64_t>(*size) : static_cast<uint64_t>(*size);
+  return IntShape{*size < 0, magnitude};
 }
 
 std::optional<std::vector<uint32_t>> int_digits(const Memory& memory, const Layout& layout, uint64_t object,
@@ -202,7 +204,8 @@ std::optional<SmallInt> ObjectReader::small_int(uint64_t object) const {
   if (!has_type_flag(object, kTpFlagLongSubclass)) return std::nullopt;
   auto shape = int_shape(memory_, layout_, object);
   int bits = layout_.long_.digit_bits;
-  if (!shape || bits <= 0 || shape->digits * static_cast<uint64_t>(bits) > 64 + static_cast<uint64_t>(bits)) {
+  // Compared by division: a garbage digit count times the bits per digit could wrap around.
+  if (!shape || bits <= 0 || shape->digits > (64 + static_cast<uint64_t>(bits)) / static_cast<uint64_t>(bits)) {
     return std::nullopt;
   }
   auto digits = int_digits(memory_, layout_, object, shape->digits);
