@@ -46,8 +46,10 @@ std::vector<Local> read_locals(const ObjectReader& reader, const RawFrame& frame
   std::vector<Local> out;
   uint64_t code = frame.code;
   uint32_t flags = static_cast<uint32_t>(read_int(reader, code, layout.code.flags));
-  int arguments = read_int(reader, code, layout.code.argcount) + read_int(reader, code, layout.code.kwonlyargcount) +
-                  ((flags & kCoVarargs) != 0 ? 1 : 0) + ((flags & kCoVarkeywords) != 0 ? 1 : 0);
+  // Summed in 64 bits: the counts come from the target and may be garbage.
+  int64_t arguments = int64_t{read_int(reader, code, layout.code.argcount)} +
+                      read_int(reader, code, layout.code.kwonlyargcount) + ((flags & kCoVarargs) != 0 ? 1 : 0) +
+                      ((flags & kCoVarkeywords) != 0 ? 1 : 0);
 
   std::vector<uint64_t> names;
   std::string kinds;
@@ -85,7 +87,7 @@ std::vector<Local> read_locals(const ObjectReader& reader, const RawFrame& frame
     Local local;
     local.name = std::move(name.value());
     local.repr = repr_object(reader, value);
-    local.is_argument = static_cast<int>(i) < arguments;
+    local.is_argument = static_cast<int64_t>(i) < arguments;
     out.push_back(std::move(local));
   }
   return out;
