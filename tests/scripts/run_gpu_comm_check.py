@@ -5,9 +5,9 @@ WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT):
   --case ok --ranks N   every rank prints "rank R/N host H device cpu: all_reduce OK (sum N)
                         barrier OK in X ms" and exits 0;
   --case skip           one rank never arrives (FAKE_TORCH_SKIP_RANK): the others print a FAIL
-                        line naming all_reduce and the timeout, within the timeout (plus
-                        start-up); the one that never arrives is ended by the script's watchdog;
-                        all exit 1;
+                        line naming all_reduce and the timeout, after at least the timeout
+                        and ended by their own timeout error, not the watchdog; the one that
+                        never arrives is ended by the script's watchdog; all exit 1;
   --case usage          without PyTorch: one line "gpu-comm-check: PyTorch is not installed for
                         <python>: ...", exit 2; not under a launcher, or --backend nccl without
                         GPUs: one line, exit 2.
@@ -23,13 +23,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE_TORCH = os.path.join(HERE, "fake_torch")
 TIMEOUT_S = 2
 WATCHDOG_GRACE_S = 5  # scripts/gpu-comm-check.py's
-START_UP_S = 10       # interpreter start-up on a loaded machine
+# Only a hung job reaches this: the ranks are judged by what they print, never by how long they took.
+JOB_DEADLINE_S = 300
 
 
 class Failure(Exception):
@@ -50,10 +50,9 @@ def rank_env(rank, world, store, extra=None):
 
 
 def run_job(args, world, extra=None):
-    """Starts `world` ranks at once; returns [(exit code, stdout, stderr)] and the wall time."""
+    """Starts `world` ranks at once; returns [(exit code, stdout, stderr)]."""
     store = tempfile.mkdtemp(prefix="hangshim-fake-torch-")
     try:
-        start = time.time()
         procs = [subprocess.Popen([args.python, args.script, "--backend", "gloo", "--timeout", str(TIMEOUT_S),
                                    "--elements", "4096"], env=rank_env(r, world, store, extra),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
@@ -61,14 +60,14 @@ def run_job(args, world, extra=None):
         results = []
         try:
             for p in procs:
-                out, err = p.communicate(timeout=TIMEOUT_S + WATCHDOG_GRACE_S + START_UP_S + 30)
+                out, err = p.communicate(timeout=JOB_DEADLINE_S)
                 results.append((p.returncode, out, err))
         finally:
             for p in procs:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-        return results, time.time() - start
+        return results
     finally:
         shutil.rmtree(store, ignore_errors=True)
 
@@ -79,7 +78,7 @@ def prefix(rank, world):
 
 def case_ok(args):
     world = args.ranks
-    results, _ = run_job(args, world)
+    results = run_job(args, world)
     for rank, (code, out, err) in enumerate(results):
         pattern = re.escape(prefix(rank, world)) + r"all_reduce OK \(sum %d\) barrier OK in [0-9.]+ ms\n$" % world
         expect(code == 0 and re.match(pattern, out),
@@ -89,18 +88,21 @@ def case_ok(args):
 
 def case_skip(args):
     world, skipped = 3, 1
-    results, wall = run_job(args, world, {"FAKE_TORCH_SKIP_RANK": str(skipped)})
+    results = run_job(args, world, {"FAKE_TORCH_SKIP_RANK": str(skipped)})
     for rank, (code, out, err) in enumerate(results):
         expect(code == 1, "rank %d: exit %d (expected 1): %r %r" % (rank, code, out, err))
         expect(out.startswith(prefix(rank, world) + "FAIL in all_reduce after ") and len(out.splitlines()) == 1,
                "rank %d printed %r" % (rank, out))
         if rank == skipped:
-            expect("no answer after" in out, "rank %d (never arrives): not ended by the watchdog: %r" % (rank, out))
+            expect("no answer after %d s" % (TIMEOUT_S + WATCHDOG_GRACE_S) in out,
+                   "rank %d (never arrives): not ended by the watchdog: %r" % (rank, out))
         else:
+            # Ended by the collective's own timeout error (a lower bound on the time it took), and
+            # not by the watchdog, which would have printed "no answer after": decided from the
+            # line the rank printed, not from a wall-clock upper bound a loaded machine can pass.
             ms = float(re.search(r"after ([0-9.]+) ms", out).group(1))
-            expect("Timed out" in out and TIMEOUT_S * 1000 <= ms < (TIMEOUT_S + WATCHDOG_GRACE_S) * 1000,
+            expect("Timed out" in out and "no answer after" not in out and TIMEOUT_S * 1000 <= ms,
                    "rank %d: not the timeout after %ds: %r" % (rank, TIMEOUT_S, out))
-    expect(wall < TIMEOUT_S + WATCHDOG_GRACE_S + START_UP_S, "the job took %.1fs" % wall)
     print("ok one rank never arrives: %s" % results[0][1].strip())
 
 
