@@ -281,7 +281,10 @@ class Parser {
     uint64_t overwritten = 0;
     uint64_t invalid = 0;
     out_.records.reserve(static_cast<size_t>(n));  // n <= ring capacity, which check_geometry bounded
-    for (uint64_t index = head - n + 1; index <= head && n > 0; ++index) {
+    // Counted by slots, never compared against `head`: a damaged head near 2^64 would make
+    // `index <= head` hold for every index, wrapping forever.
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t index = head - n + 1 + k;
       const RingEntry& slot = ring_[(index - 1) & (ring_capacity_ - 1)];
       RingEntry entry;
       if (!read_ring_entry(slot, entry, 200)) {
@@ -289,9 +292,14 @@ class Parser {
         continue;
       }
       if (entry.index != index) {
-        // 0: claimed but not written yet; larger: the writer wrapped past it while we read.
-        if (entry.index == 0 || entry.index > index) {
+        // Larger: the writer wrapped past it while we read. 0, or the slot's previous record
+        // (index - capacity): claimed by a writer (the head moved) that has not taken the slot's
+        // stamp yet, so the slot still holds what was there. Anything else is damage.
+        bool previous_of_this_slot = index > ring_capacity_ && entry.index == index - ring_capacity_;
+        if (entry.index > index) {
           ++overwritten;
+        } else if (entry.index == 0 || previous_of_this_slot) {
+          ++busy;
         } else {
           ++invalid;
         }

@@ -163,6 +163,57 @@ TEST_CASE("ledger reader: damaged entries are skipped with a warning") {
   }
 }
 
+TEST_CASE("ledger reader: a damaged ring head near 2^64 ends the read (fuzz_ledger finding 6)") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  for (uint64_t head : {~uint64_t{0}, ~uint64_t{0} - 1, uint64_t{1} << 63}) {
+    CAPTURE(head);
+    poke<uint64_t>(bytes, offsetof(Header, ring_head), head);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->records.empty());
+    CHECK(!r->warnings.empty());
+  }
+}
+
+TEST_CASE("ledger reader: a slot claimed but not yet written is busy, not corrupt") {
+  // A writer moves the head first and takes the slot's stamp after it: a reader in between
+  // finds the slot's previous record (index - capacity) there. Seen once by the concurrent
+  // recorder test under ThreadSanitizer, which counted the old "corrupt" warning.
+  TempDir dir;
+  Geometry g;
+  g.ring_capacity = 64;
+  g.comm_capacity = 4;
+  g.callsite_capacity = 4;
+  g.callsite_depth = 4;
+  g.strings_size = 4096;
+  auto w = ledger_test::make_writer(dir.file("wrapped.ledger"), g);
+  REQUIRE(w);
+  for (uint64_t i = 0; i < 66; ++i) {
+    RecordStart s;
+    s.op = Op::AllReduce;
+    s.seq = i + 1;
+    w->record_returned(w->begin_record(s), 2, 0, 0, 3);
+  }
+  const auto* base = reinterpret_cast<const unsigned char*>(&w->header());
+  std::vector<unsigned char> bytes(base, base + w->file_size());
+  poke<uint64_t>(bytes, offsetof(Header, ring_head), 67);  // record 67 claimed; its slot holds record 3
+  auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+  REQUIRE(r.ok());
+  CHECK(r->records.size() == 63);  // records 4..66
+  REQUIRE(r->warnings.size() == 1);
+  CHECK(r->warnings[0].find("being written") != std::string::npos);
+  CHECK(r->warnings[0].find("corrupt") == std::string::npos);
+  // A slot holding any other older record is damage.
+  uint64_t ring_offset;
+  std::memcpy(&ring_offset, bytes.data() + offsetof(Header, ring_offset), 8);
+  poke<uint64_t>(bytes, ring_offset + 2 * sizeof(RingEntry) + offsetof(RingEntry, index), 2);
+  r = parse_ledger(bytes.data(), bytes.size(), "test");
+  REQUIRE(r.ok());
+  REQUIRE(r->warnings.size() == 1);
+  CHECK(r->warnings[0].find("corrupt") != std::string::npos);
+}
+
 TEST_CASE("ledger reader: random damage never crashes it") {
   auto pristine = sample_bytes();
   REQUIRE(!pristine.empty());
