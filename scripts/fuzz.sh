@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for a fixed time on seed
-# corpora made from real interpreters, cores and ledgers; fails on any crash, leak, timeout or OOM.
-#   scripts/fuzz.sh [--time SECONDS] [--jobs N] [TARGET...]
-# Targets: linetable elf core walker ledger (default: all). Environment: HANGSHIM_FUZZ_DIR
-# (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
-# default 60). Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/; the executions of
-# each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
+# Builds the libFuzzer targets (clang, ASan+UBSan), replays every committed finding
+# (tests/fuzz/corpus/TARGET), then explores each target for a fixed time on seed corpora made
+# from real interpreters, cores and ledgers; fails on any crash, leak, OOM or input slower than
+# --timeout seconds (a reader that spins is a finding, not a slow run).
+#   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--seed N] [--timeout SECONDS] [TARGET...]
+# Targets: linetable elf core walker ledger (default: all). --seed N makes the exploration
+# repeatable (CI passes one; default 0: random). Environment: HANGSHIM_FUZZ_DIR (build and
+# corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target, default 60),
+# HANGSHIM_FUZZ_SEED. Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/: fix them and
+# commit each input under tests/fuzz/corpus/TARGET/ (ctest replays them as unit/fuzz_replay/*).
+# The executions of each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
 # shellcheck disable=SC2317  # functions run through a trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${HANGSHIM_FUZZ_DIR:-$top/build-fuzz}
 seconds=${HANGSHIM_FUZZ_TIME:-60}
 jobs=1
+seed=${HANGSHIM_FUZZ_SEED:-0}
+timeout=2
 targets=()
 while (($#)); do
   case $1 in
     --time) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -151,16 +159,32 @@ status=0
 log=$out/fuzz-log.tsv
 [[ -f $log ]] || printf 'date\ttarget\tseconds\texecutions\tcorpus\tresult\n' >"$log"
 for t in "${targets[@]}"; do
+  artifacts=$out/artifacts/$t
+  mkdir -p "$artifacts"
+  # Every committed finding first, each input once: a regression fails here, named.
+  committed=()
+  if [[ -d $top/tests/fuzz/corpus/$t ]]; then mapfile -t committed < <(find "$top/tests/fuzz/corpus/$t" -type f | sort); fi
+  if ((${#committed[@]})); then
+    echo "fuzz.sh: fuzz_$t: replaying ${#committed[@]} committed finding(s)"
+    if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$bin/fuzz_$t" -timeout="$timeout" -rss_limit_mb=2560 -artifact_prefix="$artifacts/" "${committed[@]}" \
+      >"$out/replay-$t.log" 2>&1; then
+      grep -E 'ERROR|SUMMARY|Running:|timeout' "$out/replay-$t.log" | tail -20 >&2 || true
+      echo "fuzz.sh: fuzz_$t: a committed finding fails again (full log $out/replay-$t.log)" >&2
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" 0 "${#committed[@]}" 0 "REPLAY FAILED" >>"$log"
+      status=1
+      continue
+    fi
+  fi
   make_seeds "$t"
   corpus=$out/corpus/$t
-  artifacts=$out/artifacts/$t
-  mkdir -p "$corpus" "$artifacts"
+  mkdir -p "$corpus"
   max_len=()
   case $t in core) max_len=(-max_len=4194304) ;; ledger) max_len=(-max_len=262144) ;; walker) max_len=(-max_len=1048576) ;; esac
   parallel=()
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
   run_log=$out/run-$t.log
-  echo "fuzz.sh: fuzz_$t for ${seconds}s"
+  echo "fuzz.sh: fuzz_$t for ${seconds}s (seed $seed, timeout ${timeout}s per input)"
   set +e
   (
     # A fuzzed gzip core must not fill the disk with its inflated copy: files stop at 256 MiB
@@ -169,7 +193,7 @@ for t in "${targets[@]}"; do
     ulimit -f $((256 * 1024))
     cd "$out" && rm -f fuzz-*.log
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -print_final_stats=1 \
+      "$bin/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -timeout="$timeout" -rss_limit_mb=2560 -print_final_stats=1 \
       "${parallel[@]}" "${max_len[@]}" -artifact_prefix="$artifacts/" "$corpus" "$seeds/$t"
   ) >"$run_log" 2>&1
   rc=$?
