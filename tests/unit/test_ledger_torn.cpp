@@ -58,6 +58,7 @@ TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
   REQUIRE(w);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> next_value{1000};
+  std::atomic<uint64_t> written{0};
   std::vector<std::thread> writers;
   for (int t = 0; t < 3; ++t) {
     writers.emplace_back([&] {
@@ -66,6 +67,7 @@ TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
         uint64_t index = w->begin_record(derived(v));
         w->record_returned(index, v + 1, 0, 0, 0);
         w->record_completed(index, v + 2);
+        written.fetch_add(1, std::memory_order_relaxed);
       }
     });
   }
@@ -92,11 +94,22 @@ TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Runs for at least 1.5 s, and until the readers checked over 1000 records while the writers
+  // went round the ring many times: the amount of work decides when to stop, not a fixed sleep a
+  // loaded machine can spend without scheduling the threads. The deadline only ends a stuck run.
+  const uint64_t laps = 20 * g.ring_capacity;
+  const auto began = std::chrono::steady_clock::now();
+  const auto deadline = began + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (std::chrono::steady_clock::now() - began < std::chrono::milliseconds(1500) || checked.load() <= 1000 ||
+          written.load() <= laps)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   stop = true;
   for (auto& t : writers) t.join();
   for (auto& t : readers) t.join();
   MESSAGE("records checked: " << checked.load() << ", records written: " << w->ring_head());
   CHECK(bad.load() == 0);
   CHECK(checked.load() > 1000);
+  CHECK(written.load() > laps);
 }

@@ -141,6 +141,7 @@ TEST_CASE("thread state: the kernel's view of this process's own threads") {
   bool done = false;
   std::atomic<int64_t> waiter_tid{0};
   std::atomic<int64_t> sleeper_tid{0};
+  std::atomic<bool> release_sleeper{false};
   std::thread waiter([&] {
     waiter_tid = static_cast<int64_t>(::syscall(SYS_gettid));
     std::unique_lock<std::mutex> lock(mutex);
@@ -148,11 +149,14 @@ TEST_CASE("thread state: the kernel's view of this process's own threads") {
   });
   std::thread sleeper([&] {
     sleeper_tid = static_cast<int64_t>(::syscall(SYS_gettid));
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    // Asleep until the test has looked (not for a fixed time a loaded machine can outlast).
+    while (!release_sleeper.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   });
   std::optional<KernelThreadState> wait_view;
   std::optional<KernelThreadState> sleep_view;
-  for (int attempt = 0; attempt < 400; ++attempt) {  // until both are asleep in their calls
+  // Until both are asleep in their calls; the deadline only ends a run where they never are.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (waiter_tid == 0 || sleeper_tid == 0) continue;
     wait_view = read_kernel_thread_state(::getpid(), waiter_tid);
@@ -179,6 +183,7 @@ TEST_CASE("thread state: the kernel's view of this process's own threads") {
     done = true;
   }
   condition.notify_all();
+  release_sleeper = true;
   waiter.join();
   sleeper.join();
 }
