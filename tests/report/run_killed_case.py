@@ -19,7 +19,11 @@ import time
 from report_test_lib import SCENARIOS, Failure, Workspace, common_args, expect
 
 
-def wait_for(ws, ledgers, kind, seconds=30):
+# Only a real failure reaches it: every wait below ends on the state it waits for.
+DEADLINE_S = 120
+
+
+def wait_for(ws, ledgers, kind, seconds=DEADLINE_S):
     """The report's verdict once it reaches `kind` (or the last one when it never does)."""
     deadline = time.time() + seconds
     while True:
@@ -27,6 +31,43 @@ def wait_for(ws, ledgers, kind, seconds=30):
         if verdict["kind"] == kind or time.time() > deadline:
             return verdict
         time.sleep(0.5)
+
+
+def wait_heartbeat_behind(ws, ledgers, rank, seconds=DEADLINE_S):
+    """Waits until the ledgers alone show `rank`'s heartbeat 2 s behind the others' latest (twice
+    --heartbeat-timeout: the others' watchdogs went on beating after it died), however long a
+    loaded machine takes to run their watchdogs that far."""
+    deadline = time.time() + seconds
+    age = None
+    while True:
+        ranks = ws.report_json("--heartbeat-timeout", "1", ledgers)["ranks"]
+        age = ([r["heartbeat_age_ns"] for r in ranks if r["rank"] == rank] or [None])[0]
+        if age is not None and age >= 2 * 10 ** 9:
+            return
+        expect(time.time() < deadline, "the other ranks' heartbeats never moved 2 s past rank %d's (age %s ns)"
+               % (rank, age))
+        time.sleep(0.2)
+
+
+def state_of(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (IOError, OSError, IndexError):
+        return None  # gone
+
+
+def kill_job(ws, seconds=DEADLINE_S):
+    """Kills the rest of the job and waits until its ranks are gone (or zombies)."""
+    pids = list(ws.pids)
+    ws.cleanup(keep_files=True)
+    deadline = time.time() + seconds
+    while True:
+        left = [pid for pid in pids if state_of(pid) not in (None, "Z")]
+        if not left:
+            return
+        expect(time.time() < deadline, "ranks %s outlived SIGKILL" % left)
+        time.sleep(0.05)
 
 
 def main():
@@ -45,9 +86,8 @@ def main():
                "culprit killed, verdict line: %s" % v["summary"])
         # The report names it at once (its pid is gone while the others run); the ledgers alone
         # tell it apart only once the others' heartbeats have moved on past --heartbeat-timeout.
-        time.sleep(2.5)
-        ws.cleanup(keep_files=True)  # and now the rest of the job
-        time.sleep(1.5)
+        wait_heartbeat_behind(ws, ws.ledgers, culprit)
+        kill_job(ws)  # and now the rest of the job
         v = ws.report_json("--heartbeat-timeout", "1", ws.ledgers)["verdict"]
         expect(v["kind"] == "heartbeat_lost" and v["culprits"] == [culprit], "then the job killed: %s" % v["summary"])
 
@@ -56,13 +96,12 @@ def main():
         pids = {r["rank"]: r["pid"] for r in status["ranks"]}
         victim = [r for r in pids if r not in truth["culprits"]][-1]
         os.killpg(pids[victim], signal.SIGKILL)
-        time.sleep(2.5)
+        wait_heartbeat_behind(ws, ledgers, victim)
         for stage in ("a victim killed", "then the job killed"):
             v = ws.report_json("--heartbeat-timeout", "1", ledgers)["verdict"]
             expect(v["kind"] == truth["kind"] and v["culprits"] == truth["culprits"] and v["seq"] == truth["seq"],
                    "%s: %s; the truth says %s %s #%d" % (stage, v["summary"], truth["kind"], truth["culprits"], truth["seq"]))
-            ws.cleanup(keep_files=True)
-            time.sleep(1.5)
+            kill_job(ws)
     except Failure as e:
         print("FAIL killed ranks: %s" % e)
         ws.cleanup(keep_files=True)
