@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shim/core/recorder.h"
+#include "shim/outermost_call.h"
 #include "shim/real_nccl.h"
 
 #define HANGSHIM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -10,6 +11,9 @@ namespace hangshim::shim {
 
 // The recorder, created at the first call that needs one; nullptr when recording is off.
 Recorder* recorder() noexcept;
+// The recorder for a call the program made; nullptr for NCCL calling its own API from inside
+// a wrapped call (outermost_call.h) and when recording is off.
+inline Recorder* recorder_for(const OutermostCall& call) noexcept { return call.outermost() ? recorder() : nullptr; }
 // The recorder if one exists already (queries never create a ledger on their own).
 Recorder* existing_recorder() noexcept;
 

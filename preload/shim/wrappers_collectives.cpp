@@ -14,7 +14,8 @@ inline void* as_handle(cudaStream_t stream) { return static_cast<void*>(stream);
     using namespace hangshim::shim;                                                                     \
     auto real = HANGSHIM_REAL(name);                                                                    \
     if (real == nullptr) return missing_nccl(#name);                                                    \
-    Recorder* r = recorder();                                                                           \
+    OutermostCall outer;                                                                                \
+    Recorder* r = recorder_for(outer);                                                                  \
     if (r == nullptr) return real args;                                                                 \
     CallInfo call;                                                                                      \
     call.op = hangshim::ledger::Op::op_kind;                                                            \

@@ -30,7 +30,8 @@ void* new_comm_or_null(ncclResult_t result, ncclComm_t* comm) {
 template <class Call>
 ncclResult_t record_init(Op op, KeyKind kind, uint64_t key, int rank, int nranks, const ncclConfig_t* config,
                          ncclComm_t* comm, Call&& call) {
-  Recorder* r = recorder();
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
   if (r == nullptr) return call();
   CommInit init;
   init.key_kind = kind;
@@ -45,7 +46,8 @@ ncclResult_t record_init(Op op, KeyKind kind, uint64_t key, int rank, int nranks
 }
 
 ncclResult_t record_end_of_comm(Op op, ncclComm_t comm, ncclResult_t (*real)(ncclComm_t)) {
-  Recorder* r = recorder();
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
   if (r == nullptr) return real(comm);
   CallToken token = r->begin_end_of_comm(op, comm);
   ncclResult_t result = real(comm);
@@ -82,7 +84,8 @@ HANGSHIM_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int n
 HANGSHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   auto real = HANGSHIM_REAL(ncclCommInitAll);
   if (real == nullptr) return missing_nccl("ncclCommInitAll");
-  Recorder* r = recorder();
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
   if (r == nullptr) return real(comm, ndev, devlist);
   CallToken token = r->begin_init_all(ndev);
   ncclResult_t result = real(comm, ndev, devlist);
@@ -95,7 +98,8 @@ HANGSHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, 
                                            ncclConfig_t* config) {
   auto real = HANGSHIM_REAL(ncclCommSplit);
   if (real == nullptr) return missing_nccl("ncclCommSplit");
-  Recorder* r = recorder();
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
   if (r == nullptr) return real(comm, color, key, newcomm, config);
   CommInit init;
   init.key_kind = KeyKind::Split;
@@ -113,7 +117,8 @@ HANGSHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksLi
                                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   auto real = HANGSHIM_REAL(ncclCommShrink);
   if (real == nullptr) return missing_nccl("ncclCommShrink");
-  Recorder* r = recorder();
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
   if (r == nullptr) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   CommInit init;
   init.key_kind = KeyKind::Shrink;
@@ -148,15 +153,17 @@ HANGSHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
 HANGSHIM_EXPORT ncclResult_t ncclGroupStart() {
   auto real = HANGSHIM_REAL(ncclGroupStart);
   if (real == nullptr) return missing_nccl("ncclGroupStart");
+  OutermostCall outer;
   ncclResult_t result = real();
-  if (Recorder* r = recorder(); r != nullptr && result == ncclSuccess) r->group_start();
+  if (Recorder* r = recorder_for(outer); r != nullptr && result == ncclSuccess) r->group_start();
   return result;
 }
 
 HANGSHIM_EXPORT ncclResult_t ncclGroupEnd() {
   auto real = HANGSHIM_REAL(ncclGroupEnd);
   if (real == nullptr) return missing_nccl("ncclGroupEnd");
+  OutermostCall outer;
   ncclResult_t result = real();
-  if (Recorder* r = recorder()) r->group_end(static_cast<int>(result));
+  if (Recorder* r = recorder_for(outer)) r->group_end(static_cast<int>(result));
   return result;
 }

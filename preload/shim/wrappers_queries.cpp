@@ -29,8 +29,9 @@ HANGSHIM_FORWARD(ncclCommCuDevice, ncclResult_t, (const ncclComm_t comm, int* de
 HANGSHIM_EXPORT ncclResult_t ncclGetVersion(int* version) {
   auto real = HANGSHIM_REAL(ncclGetVersion);
   if (real == nullptr) return missing_nccl("ncclGetVersion");
+  OutermostCall outer;
   ncclResult_t result = real(version);
-  if (Recorder* r = existing_recorder(); r != nullptr && result == ncclSuccess && version != nullptr) {
+  if (Recorder* r = existing_recorder(); r != nullptr && outer.outermost() && result == ncclSuccess && version != nullptr) {
     r->nccl_version(*version);
   }
   return result;
@@ -39,8 +40,9 @@ HANGSHIM_EXPORT ncclResult_t ncclGetVersion(int* version) {
 HANGSHIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   auto real = HANGSHIM_REAL(ncclCommGetAsyncError);
   if (real == nullptr) return missing_nccl("ncclCommGetAsyncError");
+  OutermostCall outer;
   ncclResult_t result = real(comm, asyncError);
-  if (Recorder* r = existing_recorder(); r != nullptr && result == ncclSuccess && asyncError != nullptr) {
+  if (Recorder* r = existing_recorder(); r != nullptr && outer.outermost() && result == ncclSuccess && asyncError != nullptr) {
     r->async_status(comm, static_cast<int>(*asyncError));
   }
   return result;

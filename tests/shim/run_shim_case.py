@@ -292,7 +292,29 @@ def case_init_all(c):
     expect(len(named) == 1 and named[0]["coll_issued"] == 1, "the named communicator: %s" % ledger["communicators"])
 
 
-CASES = {"results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
+def case_nested(c):
+    """NCCL calling its own API through its PLT (ncclBcast forwards to ncclBroadcast, as the
+    real library does) leaves one record per call the program made: the inner call is
+    forwarded without a record, so sequence numbers and op counts are the program's own."""
+    n = 2
+    code, plain, err = c.run([c.args.driver, "bcast", str(n)], c.env(shim=False))
+    expect(code == 0, "the program fails without the shim: %s" % err)
+    code, shimmed, err = c.run([c.args.driver, "bcast", str(n)], c.env())
+    expect(code == 0, "the program fails with the shim: %s" % err)
+    expect(sorted(plain.splitlines()) == sorted(shimmed.splitlines()), "results differ with the shim")
+    ledgers = c.ledgers_by_rank()
+    expect(sorted(ledgers) == list(range(n)), "one ledger per rank expected, got ranks %s" % sorted(ledgers))
+    for rank, ledger in ledgers.items():
+        world = ledger["communicators"][0]
+        calls = [(r["nccl_op"], r["seq"]) for r in comm_records(ledger, world["id"], COLLECTIVES)]
+        expect(calls == [("broadcast", 1), ("all_reduce", 2)], "rank %d: records %s (the program made one "
+               "ncclBcast and one ncclAllReduce)" % (rank, calls))
+        expect(world["coll_issued"] == 2 == world["coll_completed"], "rank %d: counters %s/%s" %
+               (rank, world["coll_issued"], world["coll_completed"]))
+        expect(world["op_counts"].get("broadcast") == 1, "rank %d: op counts %s" % (rank, world["op_counts"]))
+
+
+CASES = {"nested": case_nested, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
          "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
          "exec": case_exec, "init_all": case_init_all}
 

@@ -12,6 +12,8 @@
 //   shim_driver signals M          SIGUSR1 storm while M collectives run
 //   shim_driver init_all           ncclCommInitAll over 2 devices, one grouped all_reduce each;
 //                                  then ncclCommInitRankConfig with a commName
+//   shim_driver bcast N            ncclBcast (which NCCL forwards to its own ncclBroadcast
+//                                  through its PLT), then one all_reduce; prints both results
 #include <cuda.h>
 #include <nccl.h>
 #include <signal.h>
@@ -123,6 +125,20 @@ int results(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
   ok = ok && check(ncclAllReduce(send.data(), recv.data(), n, ncclFloat, ncclSum, half, nullptr), rank, "split allreduce");
   report("split_all_reduce");
   ok = ok && check(ncclCommDestroy(half), rank, "destroy half") && check(ncclCommDestroy(comm), rank, "destroy");
+  return ok ? 0 : 1;
+}
+
+int bcast(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
+  ncclComm_t comm;
+  if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
+  std::vector<float> data(16);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(rank * 100 + i);
+  bool ok = check(ncclBcast(data.data(), data.size(), ncclFloat, 0, comm, nullptr), rank, "bcast");
+  std::printf("rank %d bcast %016llx\n", rank, static_cast<unsigned long long>(digest(data.data(), data.size() * 4)));
+  std::vector<float> sum(data.size());
+  ok = ok && check(ncclAllReduce(data.data(), sum.data(), data.size(), ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
+  std::printf("rank %d all_reduce %016llx\n", rank, static_cast<unsigned long long>(digest(sum.data(), sum.size() * 4)));
+  ok = ok && check(ncclCommDestroy(comm), rank, "destroy");
   return ok ? 0 : 1;
 }
 
@@ -333,6 +349,10 @@ int main(int argc, char** argv) {
   if (mode == "signals") return signals_case(arg(2, 2000));
   if (mode == "exec") return exec_case(argv[0]);
   if (mode == "init_all") return init_all_case();
+  if (mode == "bcast") {
+    int n = arg(2, 2);
+    return run_ranks(n, 1, [n](int rank, const std::vector<ncclUniqueId>& ids) { return bcast(rank, ids, n); });
+  }
   if (mode == "exec-child") return single_rank_collectives(2);
   std::fprintf(stderr, "usage: shim_driver results|threads|fork|async|stall|signals|exec|init_all [args] (see the source)\n");
   return 2;

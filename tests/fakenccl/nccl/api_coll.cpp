@@ -51,9 +51,11 @@ NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size
                     stream);
 }
 
+// As the real library does (its ncclBcast is an in-place ncclBroadcast): a call through the
+// PLT to the exported ncclBroadcast, so a preloaded interposer sees the inner call too.
 NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
          cudaStream_t stream) {
-  return collective("ncclBcast", comm, coll(OpKind::kBroadcast, buff, buff, count, datatype, -1, root), stream);
+  return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
 
 NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
