@@ -143,9 +143,41 @@ def group_errors(report, args, targets):
     check_exit_mid_read(report, args, targets)
 
 
+# x86-64 syscalls a process sleeping in `sleep` or Python 2's time.sleep is blocked in:
+# select, nanosleep, clock_nanosleep, pselect6.
+SLEEP_SYSCALLS = ("23", "35", "230", "270")
+
+
+def wait_exec_asleep(pid, program, timeout=120.0):
+    """Waits until `pid` runs `program` (exec done) and sleeps in its sleep call: from then on it is
+    that program, not our fork still on its way there, however loaded the machine."""
+    program = os.path.realpath(program)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            exe = os.path.realpath("/proc/%d/exe" % pid)
+            with open("/proc/%d/syscall" % pid) as f:
+                syscall = f.read().split()[0]
+        except (IOError, OSError, IndexError):
+            exe, syscall = None, None
+        if exe == program and syscall in SLEEP_SYSCALLS:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
+        time.sleep(0.01)
+
+
+def which(name):
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return name
+
+
 def group_common(report, args, targets):
     sleeper = targets.spawn(["sleep", "1000"])
-    time.sleep(0.1)
+    wait_exec_asleep(sleeper.pid, which("sleep"))
     check_bad_target(report, args, "not a Python process (sleep)", sleeper.pid, ("not_python",))
     report.result("non-Python target untouched", untouched_problems(sleeper.pid))
 
@@ -156,7 +188,7 @@ def group_common(report, args, targets):
     python2 = [p for p in PYTHON2_CANDIDATES if os.path.exists(p)]
     if python2:
         old = targets.spawn([python2[0], "-c", "import time; time.sleep(1000)"])
-        time.sleep(0.3)
+        wait_exec_asleep(old.pid, python2[0])
         check_bad_target(report, args, "CPython 2.7 (%s)" % python2[0], old.pid, ("unsupported_version",), ["2.7"])
     else:
         print("skip CPython 2.7: none of %s exists" % ", ".join(PYTHON2_CANDIDATES))
