@@ -11,12 +11,50 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <sys/wait.h>
 
 using namespace fakenccl_test;
+
+namespace {
+
+bool segment_exists(const std::string& name) {
+  const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) close(fd);
+  return fd >= 0;
+}
+
+// Waits until some rank created the job's shared-memory segment: an order decided by state, not
+// by a head start a loaded machine can eat. The deadline only ends a run where nobody does.
+bool wait_for_segment(const ncclUniqueId& id) {
+  std::string name;
+  if (fakenccl::segment_name_for_id(id, name) != ncclSuccess) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!segment_exists(name)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    usleep(1000);
+  }
+  return true;
+}
+
+char state_of(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return '?';
+  char line[512] = {};
+  const size_t n = std::fread(line, 1, sizeof line - 1, f);
+  std::fclose(f);
+  const char* close_paren = std::strrchr(line, ')');
+  return n > 0 && close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+}  // namespace
 
 TEST_CASE("api: ncclX and pncclX are exported for every entry point") {
   static const char* const kNames[] = {
@@ -96,10 +134,12 @@ TEST_CASE("api: bad arguments are errors with a message") {
 TEST_CASE("api: ranks that disagree on nranks or rank, and bad settings") {
   auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
     ncclComm_t c = nullptr;
-    if (rank == 1) usleep(100 * 1000);  // rank 0 creates the segment with nranks 2
+    if (rank == 1 && !wait_for_segment(id)) return 2;  // rank 0 creates the segment with nranks 2
     const ncclResult_t r = ncclCommInitRank(&c, rank == 0 ? 2 : 3, id, rank);
     return rank == 1 ? (r == ncclInvalidUsage ? 0 : 1) : 0;
-  }, std::chrono::milliseconds(1500), {"HANGSHIM_FAKE_TIMEOUT=0.5"});
+    // Rank 0 gives up on rank 1 after the fake timeout: long enough that rank 1, once it saw the
+    // segment, joins it before it goes, however loaded the machine.
+  }, std::chrono::seconds(120), {"HANGSHIM_FAKE_TIMEOUT=5"});
   CHECK_MESSAGE((results[1].exited && results[1].code == 0), describe(results));
 
   results = run_ranks(2, [](int, const ncclUniqueId& id) {
@@ -132,25 +172,36 @@ TEST_CASE("api: the shared-memory name exists until every rank joined, then neve
   };
   const auto r = run_process([&] {
     ncclComm_t comms[2];
-    // ncclCommInitAll makes its own id; join by hand to look at the name in between.
+    // ncclCommInitAll makes its own id; join by hand to look at the name in between. Rank 1
+    // joins once we saw the name (a byte through a pipe): the order is decided by state.
+    int gate[2];
+    if (pipe(gate) != 0) return 2;
     pid_t child = fork();
     if (child == 0) {
-      usleep(300 * 1000);
+      close(gate[1]);
+      char byte = 0;
+      if (read(gate[0], &byte, 1) != 1) _exit(1);
       ncclComm_t c;
       _exit(ncclCommInitRank(&c, 2, id, 1) == ncclSuccess ? 0 : 1);
     }
+    close(gate[0]);
     (void)comms;
     std::thread joiner([&] {
       ncclComm_t c;
       ncclCommInitRank(&c, 2, id, 0);
     });
-    usleep(150 * 1000);
+    // Rank 0 alone has joined: the name exists until rank 1 joins (which waits for us). The
+    // deadline only ends a run where the name never shows.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!exists() && std::chrono::steady_clock::now() < deadline) usleep(1000);
     const bool during = exists();
+    if (write(gate[1], "x", 1) != 1) return 2;
+    close(gate[1]);
     joiner.join();
     int status = 0;
     waitpid(child, &status, 0);
     return during && !exists() && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
-  }, std::chrono::seconds(10));
+  }, std::chrono::seconds(120));
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
 
@@ -164,13 +215,24 @@ TEST_CASE("api: segments of killed jobs are removed by the next ncclGetUniqueId"
     if (fd >= 0) close(fd);
     return fd >= 0;
   };
-  // Rank 0 of a 2-rank job joins and is killed while waiting for rank 1.
-  const auto results = run_ranks(1, [&](int, const ncclUniqueId&) {
+  // Rank 0 of a 2-rank job joins and is killed while waiting for rank 1: once its segment exists
+  // and it sleeps (not after a fixed time a loaded machine can spend before it got there). The
+  // deadline only ends a run where it never waits.
+  std::fflush(nullptr);
+  const pid_t rank0 = fork();
+  REQUIRE(rank0 >= 0);
+  if (rank0 == 0) {
     ncclComm_t c;
     ncclCommInitRank(&c, 2, id, 0);
-    return 0;
-  }, std::chrono::milliseconds(300));
-  CHECK_MESSAGE(!results[0].exited, describe(results));
+    _exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!(exists() && state_of(rank0) == 'S') && std::chrono::steady_clock::now() < deadline) usleep(1000);
+  int status = 0;
+  const bool waiting = exists() && state_of(rank0) == 'S' && waitpid(rank0, &status, WNOHANG) == 0;
+  kill(rank0, SIGKILL);
+  waitpid(rank0, &status, 0);
+  CHECK_MESSAGE(waiting, "rank 0 never waited for rank 1 in ncclCommInitRank");
   CHECK(exists());
   ncclUniqueId next;
   REQUIRE(ncclGetUniqueId(&next) == ncclSuccess);

@@ -42,7 +42,13 @@ long ms_since(Clock::time_point t) {
 }  // namespace
 
 TEST_CASE("async: the call returns at once, the event completes with the collective") {
-  const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
+  // Rank 1 stays away until rank 0's call returned and rank 0 saw its event pending: a byte
+  // through this pipe, not a head start a loaded machine can eat. A call that waited for rank 1
+  // would never return, and the ranks would reach run_ranks' deadline.
+  int gate[2];
+  REQUIRE(pipe(gate) == 0);
+  const auto results = run_ranks(2, [&](int rank, const ncclUniqueId& id) {
+    close(gate[rank == 0 ? 0 : 1]);
     CUstream stream;
     CUevent event;
     if (!setup_device(rank, &stream, &event)) return 1;
@@ -51,16 +57,23 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
     int device = -1;
     ncclCommCuDevice(comm, &device);
     if (!expect(device == rank, rank, "ncclCommCuDevice is the current context's device")) return 1;
-    if (rank == 1) usleep(600 * 1000);
+    if (rank == 1) {
+      char byte = 0;
+      if (!expect(read(gate[0], &byte, 1) == 1, rank, "rank 0 opened the gate")) return 1;
+      usleep(600 * 1000);  // after rank 0's start: its completion waits at least this long
+    }
     std::vector<float> data(1000, static_cast<float>(rank + 1));
     const auto start = Clock::now();
     if (!expect_ok(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
                                  reinterpret_cast<cudaStream_t>(stream)), rank, "allreduce")) return 1;
     if (!cu_ok(cuEventRecord(event, stream), rank, "record")) return 1;
     if (rank == 0) {
-      if (!expect(ms_since(start) < 300, rank, "the call returned before rank 1 arrived")) return 1;
-      if (!expect(cuEventQuery(event) == CUDA_ERROR_NOT_READY, rank, "event pending while rank 1 is away")) return 1;
-      if (!expect(cuStreamQuery(stream) == CUDA_ERROR_NOT_READY, rank, "stream busy")) return 1;
+      // Here the call returned before rank 1 arrived: rank 1 waits for the byte written below.
+      const bool pending = expect(cuEventQuery(event) == CUDA_ERROR_NOT_READY, rank, "event pending while rank 1 is away") &&
+                           expect(cuStreamQuery(stream) == CUDA_ERROR_NOT_READY, rank, "stream busy");
+      if (!expect(write(gate[1], "x", 1) == 1, rank, "gate opened")) return 1;
+      close(gate[1]);
+      if (!pending) return 1;
     }
     if (!cu_ok(cuEventSynchronize(event), rank, "event sync")) return 1;
     if (!expect(cuEventQuery(event) == CUDA_SUCCESS, rank, "event complete")) return 1;
@@ -80,7 +93,9 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
     if (!cu_ok(cuStreamSynchronize(stream), rank, "stream sync")) return 1;
     ncclCommDestroy(comm);
     return 0;
-  }, std::chrono::seconds(20));
+  }, std::chrono::seconds(120));
+  close(gate[0]);
+  close(gate[1]);
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
@@ -100,7 +115,7 @@ TEST_CASE("async: a hung collective keeps its event pending; the process still e
       if (!expect(cuEventQuery(event) == CUDA_ERROR_NOT_READY, rank, "still pending")) return 1;
     }
     std::exit(4);  // a full exit() with the stream worker blocked in the collective
-  }, std::chrono::seconds(10));
+  }, std::chrono::seconds(120));  // only a rank that never ends reaches it
   CHECK_MESSAGE((results[0].exited && results[0].code == 4), describe(results));
 }
 
@@ -120,7 +135,7 @@ TEST_CASE("async: with HANGSHIM_FAKE_TIMEOUT the stream finishes and the error i
     const std::string text = ncclGetLastError(comm);
     if (!expect(async == ncclSystemError && text.find("timed out") != std::string::npos, rank, "async error: " + text)) return 1;
     return expect_ok(ncclCommAbort(comm), rank, "abort") ? 0 : 1;
-  }, std::chrono::seconds(10), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
+  }, std::chrono::seconds(120), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
@@ -140,6 +155,6 @@ TEST_CASE("async: a group spanning two streams makes both wait") {
     if (!cu_ok(cuEventSynchronize(e2), 0, "event on the second stream")) return 1;
     // The event on the second stream completing means the whole group ran.
     return expect(a == 3 && b == 3, 0, "both results") ? 0 : 1;
-  }, std::chrono::seconds(10));
+  }, std::chrono::seconds(120));  // only a rank that never ends reaches it
   CHECK_MESSAGE((result.exited && result.code == 0), "exit ", result.code);
 }
