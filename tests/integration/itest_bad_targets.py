@@ -148,7 +148,7 @@ def group_errors(report, args, targets):
 SLEEP_SYSCALLS = ("23", "35", "230", "270")
 
 
-def wait_exec_asleep(pid, program, timeout=120.0):
+def wait_exec_asleep(pid, program, timeout=60.0):
     """Waits until `pid` runs `program` (exec done) and sleeps in its sleep call: from then on it is
     that program, not our fork still on its way there, however loaded the machine."""
     program = os.path.realpath(program)

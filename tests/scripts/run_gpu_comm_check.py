@@ -29,7 +29,7 @@ FAKE_TORCH = os.path.join(HERE, "fake_torch")
 TIMEOUT_S = 2
 WATCHDOG_GRACE_S = 5  # scripts/gpu-comm-check.py's
 # Only a hung job reaches this: the ranks are judged by what they print, never by how long they took.
-JOB_DEADLINE_S = 300
+JOB_DEADLINE_S = 90  # under ctest's 120 s for the test, so a hang fails here, with a message
 
 
 class Failure(Exception):

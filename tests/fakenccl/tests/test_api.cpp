@@ -34,7 +34,7 @@ bool segment_exists(const std::string& name) {
 bool wait_for_segment(const ncclUniqueId& id) {
   std::string name;
   if (fakenccl::segment_name_for_id(id, name) != ncclSuccess) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!segment_exists(name)) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     usleep(1000);
@@ -139,7 +139,7 @@ TEST_CASE("api: ranks that disagree on nranks or rank, and bad settings") {
     return rank == 1 ? (r == ncclInvalidUsage ? 0 : 1) : 0;
     // Rank 0 gives up on rank 1 after the fake timeout: long enough that rank 1, once it saw the
     // segment, joins it before it goes, however loaded the machine.
-  }, std::chrono::seconds(120), {"HANGSHIM_FAKE_TIMEOUT=5"});
+  }, std::chrono::seconds(90), {"HANGSHIM_FAKE_TIMEOUT=5"});
   CHECK_MESSAGE((results[1].exited && results[1].code == 0), describe(results));
 
   results = run_ranks(2, [](int, const ncclUniqueId& id) {
@@ -192,7 +192,7 @@ TEST_CASE("api: the shared-memory name exists until every rank joined, then neve
     });
     // Rank 0 alone has joined: the name exists until rank 1 joins (which waits for us). The
     // deadline only ends a run where the name never shows.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!exists() && std::chrono::steady_clock::now() < deadline) usleep(1000);
     const bool during = exists();
     if (write(gate[1], "x", 1) != 1) return 2;
@@ -201,7 +201,7 @@ TEST_CASE("api: the shared-memory name exists until every rank joined, then neve
     int status = 0;
     waitpid(child, &status, 0);
     return during && !exists() && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
-  }, std::chrono::seconds(120));
+  }, std::chrono::seconds(90));
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
 
@@ -226,7 +226,7 @@ TEST_CASE("api: segments of killed jobs are removed by the next ncclGetUniqueId"
     ncclCommInitRank(&c, 2, id, 0);
     _exit(0);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!(exists() && state_of(rank0) == 'S') && std::chrono::steady_clock::now() < deadline) usleep(1000);
   int status = 0;
   const bool waiting = exists() && state_of(rank0) == 'S' && waitpid(rank0, &status, WNOHANG) == 0;

@@ -93,7 +93,7 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
     if (!cu_ok(cuStreamSynchronize(stream), rank, "stream sync")) return 1;
     ncclCommDestroy(comm);
     return 0;
-  }, std::chrono::seconds(120));
+  }, std::chrono::seconds(90));
   close(gate[0]);
   close(gate[1]);
   CHECK_MESSAGE(all_succeeded(results), describe(results));
@@ -115,7 +115,7 @@ TEST_CASE("async: a hung collective keeps its event pending; the process still e
       if (!expect(cuEventQuery(event) == CUDA_ERROR_NOT_READY, rank, "still pending")) return 1;
     }
     std::exit(4);  // a full exit() with the stream worker blocked in the collective
-  }, std::chrono::seconds(120));  // only a rank that never ends reaches it
+  }, std::chrono::seconds(90));  // only a rank that never ends reaches it
   CHECK_MESSAGE((results[0].exited && results[0].code == 4), describe(results));
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("async: with HANGSHIM_FAKE_TIMEOUT the stream finishes and the error i
     const std::string text = ncclGetLastError(comm);
     if (!expect(async == ncclSystemError && text.find("timed out") != std::string::npos, rank, "async error: " + text)) return 1;
     return expect_ok(ncclCommAbort(comm), rank, "abort") ? 0 : 1;
-  }, std::chrono::seconds(120), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
+  }, std::chrono::seconds(90), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
@@ -155,6 +155,6 @@ TEST_CASE("async: a group spanning two streams makes both wait") {
     if (!cu_ok(cuEventSynchronize(e2), 0, "event on the second stream")) return 1;
     // The event on the second stream completing means the whole group ran.
     return expect(a == 3 && b == 3, 0, "both results") ? 0 : 1;
-  }, std::chrono::seconds(120));  // only a rank that never ends reaches it
+  }, std::chrono::seconds(90));  // only a rank that never ends reaches it
   CHECK_MESSAGE((result.exited && result.code == 0), "exit ", result.code);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -130,11 +131,16 @@ TEST_CASE("driver: streams run host work in order; events and the legacy stream"
     failures += check(cuStreamDestroy(waiter) == CUDA_SUCCESS, "destroy with pending work");
     failures += check(cuStreamQuery(waiter) == CUDA_ERROR_INVALID_HANDLE, "destroyed stream handle");
     gate_c.open = true;
-    for (int i = 0; i < 500 && log.order.back() != 5; ++i) usleep(2000);
-    std::lock_guard lock(log.mutex);
-    failures += check(log.order.back() == 5, "work queued before cuStreamDestroy ran");
+    // Until the queued work ran; the deadline only ends a run where it never does.
+    const auto last_ran = [&] {
+      std::lock_guard lock(log.mutex);
+      return log.order.back() == 5;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!last_ran() && std::chrono::steady_clock::now() < deadline) usleep(2000);
+    failures += check(last_ran(), "work queued before cuStreamDestroy ran");
     return failures;
-  }, std::chrono::seconds(10));
+  }, std::chrono::seconds(100));
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
 
