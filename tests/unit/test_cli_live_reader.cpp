@@ -23,7 +23,8 @@ TEST_CASE("cli live reader: a zombie and a reaped child have exited, this proces
   if (child == 0) ::_exit(0);
   // Until it is reaped the child is a zombie; give the kernel a moment to finish its exit.
   bool zombie = false;
-  for (int i = 0; i < 200 && !zombie; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // only a bug reaches it
+  while (!zombie && std::chrono::steady_clock::now() < deadline) {
     zombie = process_exited(child);
     if (!zombie) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

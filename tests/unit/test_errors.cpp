@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "process/proc_info.h"
@@ -62,8 +63,10 @@ TEST_CASE("a process that has exited") {
   pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) ::_exit(0);
-  // Not reaped yet: a zombie, with no memory left to read.
-  for (int i = 0; i < 200; ++i) {
+  // Not reaped yet: a zombie, with no memory left to read. Polled until the exit is complete;
+  // the deadline only ends a run where it never is.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
     auto result = read_process(child);
     if (!result.ok() && result.error().kind == ErrorKind::ProcessGone) break;
     usleep(5000);

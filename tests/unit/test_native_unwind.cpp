@@ -80,7 +80,9 @@ class BlockedChild {
   // /proc/PID/syscall of a thread blocked in read: "0 fd buf count ... sp pc"; the pc once the
   // child sits in read, 0 if it never gets there.
   uint64_t blocked_pc() const {
-    for (int i = 0; i < 500; ++i) {
+    // Polled until it does; the deadline only ends a run where it never gets there.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
       std::ifstream in("/proc/" + std::to_string(pid_) + "/syscall");
       std::string line;
       std::getline(in, line);
@@ -155,8 +157,12 @@ TEST_CASE("native unwind: a live child's chain of calls, then the same from its 
         std::vector<std::string>{descend, descend, descend, descend, descend, "native_test::child_main(int)"});
   CHECK(names.back() == "_start");
 
-  // Released: the child runs on (back asleep in read, not stopped, not traced).
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Released: the child runs on (back asleep in read, not stopped, not traced). A stopped child
+  // stays 't'/'T'; a released one is back in 'S' once the machine runs it: polled until then.
+  const auto asleep_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (thread_state(child.pid()) != 'S' && std::chrono::steady_clock::now() < asleep_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   CHECK(thread_state(child.pid()) == 'S');
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
