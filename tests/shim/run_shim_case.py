@@ -236,7 +236,7 @@ def case_killed(c):
     p = subprocess.Popen([c.args.driver, "stall", str(n)], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 90  # only a rank that never gets there reaches it
         in_call = None
         while time.time() < deadline and in_call is None:
             time.sleep(0.1)
