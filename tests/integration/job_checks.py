@@ -100,7 +100,7 @@ def thread_states(pyframes, pid, extra=()):
     return {t["native_id"]: t for t in process["threads"]}
 
 
-def sample_states(pyframes, target, samples=10, settle=20.0):
+def sample_states(pyframes, target, samples=10, settle=120.0):
     """Problems between the states pyframes reports and those the threads declared, and a
     summary. Waits (up to `settle` s) for the always-true states to show, then samples."""
     expected = {t["native_id"]: t for t in target.truth["threads"]}

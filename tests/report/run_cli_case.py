@@ -68,10 +68,10 @@ def main():
         finished = ws.subdir("finished")
         made = subprocess.run([args.fixture, "job", finished, "--ranks", "3", "--scenario", "finished"])
         expect(made.returncode == 0, "report_fixture failed")
-        code, out, err = ws.hangshim("watch", finished, "--interval", "5", "--exit-status", timeout=30)
+        code, out, err = ws.hangshim("watch", finished, "--interval", "5", "--exit-status", timeout=90)
         expect(code == 0 and "OK: all 3 ranks finished" in out, "watch on a finished job: %d\n%s%s" % (code, out, err))
         empty = ws.subdir("empty")
-        code, out, err = ws.hangshim("watch", empty, "--interval", "0.2", "--timeout", "1", timeout=30)
+        code, out, err = ws.hangshim("watch", empty, "--interval", "0.2", "--timeout", "1", timeout=90)
         expect(code == 1 and "without finding a ledger" in err, "watch --timeout: %d %s" % (code, err))
     except Failure as e:
         print("FAIL run/watch: %s" % e)
