@@ -40,6 +40,26 @@ PROGRAMS = os.path.join(HERE, "programs")
 SKIP = 77
 
 
+def wait_exec_asleep(pid, program, timeout=120.0):
+    """Waits until `pid` runs `program` (exec done) and sleeps in it (select, nanosleep,
+    clock_nanosleep or pselect6): from then on it is that program, not our fork still on its way
+    there, however loaded the machine. Only a process that never gets there reaches the deadline."""
+    program = os.path.realpath(shutil.which(program) or program)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            exe = os.path.realpath("/proc/%d/exe" % pid)
+            with open("/proc/%d/syscall" % pid) as f:
+                syscall = f.read().split()[0]
+        except (IOError, OSError, IndexError):
+            exe, syscall = None, None
+        if exe == program and syscall in ("23", "35", "230", "270"):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
+        time.sleep(0.01)
+
+
 def program_argv(python, program):
     return [python, program]
 
@@ -231,7 +251,7 @@ def mode_bad(args, targets, workdir):
     problems += one_line_error(read_core(args, os.path.join(workdir, "no-such-core")), "does not exist")
 
     sleeper = targets.spawn(["sleep", "1000"])
-    time.sleep(0.2)
+    wait_exec_asleep(sleeper.pid, "sleep")
     not_python = gcore(sleeper.pid, os.path.join(workdir, "sleep-core"))
     problems += one_line_error(read_core(args, not_python), "no Python interpreter", "sleep")
 

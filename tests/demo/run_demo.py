@@ -79,7 +79,7 @@ def main():
                "rank %s: the stacks after the verdict never show %s" % (rank, base_line(site)))
     # The job is gone: the rank pids the report printed are not running.
     pids = [int(p) for p in re.findall(r"\[pid (\d+) on ", output)]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # only a job really left running reaches it
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     left = [p for p in pids if alive(p)]

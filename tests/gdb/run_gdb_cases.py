@@ -35,6 +35,26 @@ SOURCE_DIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 SOURCE_LOADER = os.path.join(SOURCE_DIR, "gdb", "pyframes-gdb.py")
 
 
+def wait_exec_asleep(pid, program, timeout=120.0):
+    """Waits until `pid` runs `program` (exec done) and sleeps in it (select, nanosleep,
+    clock_nanosleep or pselect6): from then on it is that program, not our fork still on its way
+    there, however loaded the machine. Only a process that never gets there reaches the deadline."""
+    program = os.path.realpath(shutil.which(program) or program)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            exe = os.path.realpath("/proc/%d/exe" % pid)
+            with open("/proc/%d/syscall" % pid) as f:
+                syscall = f.read().split()[0]
+        except (IOError, OSError, IndexError):
+            exe, syscall = None, None
+        if exe == program and syscall in ("23", "35", "230", "270"):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
+        time.sleep(0.01)
+
+
 class Problems(list):
     def expect(self, ok, message):
         if not ok:
@@ -195,7 +215,7 @@ def errors_group(args):
             one_line_error(p, gs.run_batch(args.loader, [], ["pyframes bt"]), ["gdb has no process or core file"],
                            "no target")
             sleeper = targets.spawn(["sleep", "1000"])
-            time.sleep(0.2)
+            wait_exec_asleep(sleeper.pid, "sleep")
             one_line_error(p, gs.run_batch(args.loader, ["-p", str(sleeper.pid)], ["pyframes bt"]),
                            ["process %d" % sleeper.pid, "not a CPython process"], "not Python")
             target = targets.start("case_methods.py")

@@ -188,10 +188,14 @@ def check_cext_target(report, name, started, threads, gdb, native_all):
     report.result("%s: --native-all shows the thread without Python state" % name, problems)
 
 
-def ticker_problems(started):
+def ticker_problems(started, timeout=120.0):
+    """The target still runs: its spinning thread's CPU time goes on growing. Polled until it
+    does (a loaded machine may not run it for a while); only a stopped thread reaches the deadline."""
     tid = started.truth["ticker"]
     before = cpu_ticks(started.pid, tid)
-    time.sleep(0.3)
+    deadline = time.monotonic() + timeout
+    while cpu_ticks(started.pid, tid) <= before and time.monotonic() < deadline:
+        time.sleep(0.05)
     problems = untouched_problems(started.pid)
     if cpu_ticks(started.pid, tid) <= before:
         problems.append("the spinning thread made no progress")
