@@ -92,6 +92,8 @@ enum RecordFlag : uint16_t {
   kRecordCaptured = 1u << 3,       // issued during CUDA graph capture: runs later, not tracked
   kRecordUntracked = 1u << 4,      // completion could not be tracked (no event): completed = returned
   kRecordBorrowedStack = 1u << 5,  // the caller had no Python frames: call-site of the main thread
+  kRecordSimulated = 1u << 6,      // its group ended with ncclGroupSimulateEnd: never ran, and its
+                                   // sequence number and call-site hit were given back
 };
 
 // CallsiteEntry::flags

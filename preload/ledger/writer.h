@@ -184,6 +184,10 @@ class Writer {
     CallsiteEntry* entry = callsite(id);
     return entry == nullptr ? 0 : fetch_add_relaxed(entry->hits, uint64_t{1}) + 1;
   }
+  // Takes back one sighting (a call that never ran: its group ended simulated).
+  void give_back_callsite_hit(uint32_t id) noexcept {
+    if (CallsiteEntry* entry = callsite(id)) fetch_add_relaxed(entry->hits, ~uint64_t{0});
+  }
   CallsiteEntry* callsite(uint32_t id) noexcept {
     if (id == 0 || id > callsite_capacity_) return nullptr;
     return reinterpret_cast<CallsiteEntry*>(callsites_ + (id - 1) * callsite_entry_size_);

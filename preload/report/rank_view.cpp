@@ -106,6 +106,9 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
   v.comms = std::move(l.comms);
   v.warnings = std::move(l.warnings);
 
+  // Calls of a group ended with ncclGroupSimulateEnd never ran and gave their sequence numbers
+  // back: the next real call has the same number, so they take no part in the diagnosis.
+  std::erase_if(l.records, [](const ledger::CallRecord& r) { return (r.flags & ledger::kRecordSimulated) != 0; });
   trim_records(l, options);
   v.records = std::move(l.records);
 

@@ -41,7 +41,8 @@
   X(ncclCommDestroy, ncclResult_t, (ncclComm_t comm), (comm))                                      \
   X(ncclCommAbort, ncclResult_t, (ncclComm_t comm), (comm))                                        \
   X(ncclGroupStart, ncclResult_t, (), ())                                                          \
-  X(ncclGroupEnd, ncclResult_t, (), ())
+  X(ncclGroupEnd, ncclResult_t, (), ())                                                            \
+  X(ncclGroupSimulateEnd, ncclResult_t, (ncclSimInfo_t * simInfo), (simInfo))
 
 #define HANGSHIM_NCCL_COLLECTIVES(X)                                                         \
   X(ncclAllReduce, ncclResult_t,                                                             \

@@ -167,3 +167,12 @@ HANGSHIM_EXPORT ncclResult_t ncclGroupEnd() {
   if (Recorder* r = recorder_for(outer)) r->group_end(static_cast<int>(result));
   return result;
 }
+
+HANGSHIM_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  auto real = HANGSHIM_REAL(ncclGroupSimulateEnd);
+  if (real == nullptr) return missing_nccl("ncclGroupSimulateEnd");
+  OutermostCall outer;
+  ncclResult_t result = real(simInfo);
+  if (Recorder* r = recorder_for(outer)) r->group_simulate_end(static_cast<int>(result));
+  return result;
+}

@@ -314,7 +314,42 @@ def case_nested(c):
         expect(world["op_counts"].get("broadcast") == 1, "rank %d: op counts %s" % (rank, world["op_counts"]))
 
 
-CASES = {"nested": case_nested, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
+def case_simulate(c):
+    """A group closed by ncclGroupSimulateEnd (rank 0 alone: it is a local call) runs nothing:
+    its calls are marked simulated and give their sequence numbers back, the group is closed
+    (later calls are not 'in a group' that never ends), nothing stays pending, and the report
+    sees no hang. Every rank's one real all_reduce is number 1, as the ranks that did not
+    simulate count it."""
+    n = 3
+    code, plain, err = c.run([c.args.driver, "simulate", str(n)], c.env(shim=False))
+    expect(code == 0, "the program fails without the shim: %s" % err)
+    expect("rank 0 simulated estimate set" in plain, "the stand-in gave no estimate: %r" % plain)
+    code, shimmed, err = c.run([c.args.driver, "simulate", str(n)], c.env(HANGSHIM_STALL_SECONDS=1))
+    expect(code == 0, "the program fails with the shim: %s" % err)
+    expect(sorted(plain.splitlines()) == sorted(shimmed.splitlines()), "results differ with the shim")
+    expect("hangshim" not in err, "the shim printed something: %s" % err)
+    ledgers = c.ledgers_by_rank()
+    expect(sorted(ledgers) == list(range(n)), "one ledger per rank expected, got ranks %s" % sorted(ledgers))
+    for rank, ledger in ledgers.items():
+        world = ledger["communicators"][0]
+        real = [r for r in comm_records(ledger, world["id"], COLLECTIVES) if not r["simulated"]]
+        simulated = [r for r in comm_records(ledger, world["id"], COLLECTIVES) if r["simulated"]]
+        expect([(r["nccl_op"], r["seq"], r["in_group"]) for r in real] == [("all_reduce", 1, False)],
+               "rank %d: real calls %s" % (rank, real))
+        expect(len(simulated) == (2 if rank == 0 else 0) and all(r["completed_ns"] for r in simulated),
+               "rank %d: simulated calls %s" % (rank, simulated))
+        expect(world["coll_issued"] == 1 == world["coll_completed"] and world["op_counts"].get("all_reduce") == 1,
+               "rank %d: counters %s/%s %s" % (rank, world["coll_issued"], world["coll_completed"], world["op_counts"]))
+        expect(not [r for r in ledger["records"] if not r["completed_ns"]], "rank %d: a call stays pending" % rank)
+        expect(ledger["process"]["state"] == "exited", "rank %d: state %s" % (rank, ledger["process"]["state"]))
+    p = subprocess.run([c.args.hangshim, "report", "--json", "--no-stacks", c.ledgers], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    verdict = json.loads(p.stdout)["verdict"] if p.stdout else {}
+    expect(verdict.get("kind") not in (None, "hang") and not verdict.get("summary", "").startswith("HANG"),
+           "report after a simulated group: exit %d, %s %s" % (p.returncode, verdict, p.stderr))
+
+
+CASES = {"nested": case_nested, "simulate": case_simulate, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
          "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
          "exec": case_exec, "init_all": case_init_all}
 

@@ -14,6 +14,9 @@
 //                                  then ncclCommInitRankConfig with a commName
 //   shim_driver bcast N            ncclBcast (which NCCL forwards to its own ncclBroadcast
 //                                  through its PLT), then one all_reduce; prints both results
+//   shim_driver simulate N         rank 0 alone simulates a group of two all_reduces
+//                                  (ncclGroupSimulateEnd, a local call); then every rank runs
+//                                  one real all_reduce; prints its result and the estimate
 #include <cuda.h>
 #include <nccl.h>
 #include <signal.h>
@@ -136,6 +139,25 @@ int bcast(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
   bool ok = check(ncclBcast(data.data(), data.size(), ncclFloat, 0, comm, nullptr), rank, "bcast");
   std::printf("rank %d bcast %016llx\n", rank, static_cast<unsigned long long>(digest(data.data(), data.size() * 4)));
   std::vector<float> sum(data.size());
+  ok = ok && check(ncclAllReduce(data.data(), sum.data(), data.size(), ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
+  std::printf("rank %d all_reduce %016llx\n", rank, static_cast<unsigned long long>(digest(sum.data(), sum.size() * 4)));
+  ok = ok && check(ncclCommDestroy(comm), rank, "destroy");
+  return ok ? 0 : 1;
+}
+
+int simulate(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
+  ncclComm_t comm;
+  if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
+  std::vector<float> data(8, static_cast<float>(rank + 1)), sum(8);
+  bool ok = true;
+  if (rank == 0) {
+    ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+    ok = ok && check(ncclGroupStart(), rank, "group start");
+    ok = ok && check(ncclAllReduce(data.data(), sum.data(), data.size(), ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
+    ok = ok && check(ncclAllReduce(data.data(), sum.data(), data.size(), ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
+    ok = ok && check(ncclGroupSimulateEnd(&info), rank, "group simulate end");
+    std::printf("rank %d simulated estimate %s\n", rank, info.estimatedTime > 0 ? "set" : "missing");
+  }
   ok = ok && check(ncclAllReduce(data.data(), sum.data(), data.size(), ncclFloat, ncclSum, comm, nullptr), rank, "allreduce");
   std::printf("rank %d all_reduce %016llx\n", rank, static_cast<unsigned long long>(digest(sum.data(), sum.size() * 4)));
   ok = ok && check(ncclCommDestroy(comm), rank, "destroy");
@@ -349,6 +371,10 @@ int main(int argc, char** argv) {
   if (mode == "signals") return signals_case(arg(2, 2000));
   if (mode == "exec") return exec_case(argv[0]);
   if (mode == "init_all") return init_all_case();
+  if (mode == "simulate") {
+    int n = arg(2, 2);
+    return run_ranks(n, 1, [n](int rank, const std::vector<ncclUniqueId>& ids) { return simulate(rank, ids, n); });
+  }
   if (mode == "bcast") {
     int n = arg(2, 2);
     return run_ranks(n, 1, [n](int rank, const std::vector<ncclUniqueId>& ids) { return bcast(rank, ids, n); });

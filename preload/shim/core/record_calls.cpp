@@ -21,6 +21,8 @@ struct GroupMember {
   uint32_t comm;
   bool p2p;
   void* stream;
+  Op op;
+  uint32_t callsite;  // 0: none
 };
 
 struct GroupState {
@@ -87,7 +89,7 @@ CallToken Recorder::begin(const CallInfo& call) noexcept {
   t.index = writer_->begin_record(s);
   if (t.in_group) {
     try {
-      t_group.members.push_back({t.index, t.seq, t.comm, p2p, call.stream});
+      t_group.members.push_back({t.index, t.seq, t.comm, p2p, call.stream, call.op, s.callsite});
     } catch (...) {
       t.in_group = false;  // out of memory: completes at return instead of with the group
     }
@@ -142,6 +144,26 @@ void Recorder::end(const CallToken& t, int result) noexcept {
 
 void Recorder::group_start() noexcept {
   if (t_group.depth++ == 0) t_group.id = groups_.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void Recorder::group_simulate_end(int result) noexcept {
+  if (t_group.depth == 0) return;
+  if (--t_group.depth > 0) return;  // an inner level only closes its level, as ncclGroupEnd does
+  uint64_t now = now_ns();
+  // Newest first, so each communicator's counter steps back over exactly the numbers this
+  // group took (NCCL forbids using one communicator from two threads at once).
+  auto& members = t_group.members;
+  for (size_t i = members.size(); i-- > 0;) {
+    const GroupMember& m = members[i];
+    writer_->record_completed(m.index, now, kRecordSimulated);
+    if (CommEntry* c = writer_->comm(m.comm); c != nullptr && m.seq != 0) {
+      fetch_add_relaxed(m.p2p ? c->p2p_issued : c->coll_issued, ~uint64_t{0});
+      fetch_add_relaxed(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
+    }
+    writer_->give_back_callsite_hit(m.callsite);
+  }
+  members.clear();
+  (void)result;  // failed or not, nothing of the group ran
 }
 
 void Recorder::group_end(int result) noexcept {

@@ -73,6 +73,11 @@ class Recorder {
   // --- groups ----------------------------------------------------------------------------
   void group_start() noexcept;
   void group_end(int result) noexcept;
+  // ncclGroupSimulateEnd: the group ends without running (NCCL only estimates its time, a
+  // purely local call that other ranks need not make). Its calls are closed as simulated and
+  // give back their sequence numbers, op counts and call-site hits, so the next real call
+  // numbers as on the ranks that did not simulate.
+  void group_simulate_end(int result) noexcept;
 
   // --- communicator life cycle -----------------------------------------------------------
   // Before an init/split/shrink call: registers the new communicator as Initializing (so a

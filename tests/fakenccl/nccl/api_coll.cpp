@@ -123,3 +123,7 @@ NCCL_API(ncclResult_t, ncclGroupStart) {
 NCCL_API(ncclResult_t, ncclGroupEnd) {
   return guarded([] { return group_end(); });
 }
+
+NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
+  return guarded([simInfo] { return group_simulate_end(simInfo); });
+}

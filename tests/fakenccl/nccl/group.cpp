@@ -166,6 +166,23 @@ ncclResult_t group_end() {
   return launch(std::move(pending));
 }
 
+ncclResult_t group_simulate_end(ncclSimInfo_t* info) {
+  // As NCCL: the struct must be initialised with NCCL_SIM_INFO_INITIALIZER.
+  constexpr unsigned kSimInfoMagic = 0x74685283;
+  if (info == nullptr || info->magic != kSimInfoMagic || info->size < sizeof(ncclSimInfo_t)) {
+    return fail(ncclInvalidArgument, "fakenccl: ncclGroupSimulateEnd: simInfo is not initialised with NCCL_SIM_INFO_INITIALIZER");
+  }
+  if (t_group.depth == 0) {
+    return fail(ncclInvalidUsage, "fakenccl: ncclGroupSimulateEnd without a matching ncclGroupStart");
+  }
+  if (--t_group.depth > 0) return ncclSuccess;
+  // A made-up estimate: 10 us per queued call (the stand-in has no cost model).
+  info->estimatedTime = 10.0f * static_cast<float>(t_group.pending.size());
+  t_group.pending.clear();
+  t_group.error = ncclSuccess;
+  return ncclSuccess;
+}
+
 bool in_group() { return t_group.depth > 0; }
 
 ncclResult_t submit(std::unique_ptr<Op> op, cudaStream_t stream) {

@@ -15,6 +15,10 @@ namespace fakenccl {
 
 ncclResult_t group_start();
 ncclResult_t group_end();
+// ncclGroupSimulateEnd: closes the group like ncclGroupEnd, but the outermost level runs
+// nothing (as NCCL, which only estimates the group's time): the queued calls are dropped and
+// take no sequence number. A purely local call.
+ncclResult_t group_simulate_end(ncclSimInfo_t* info);
 bool in_group();
 // Runs `op` now, or queues it when inside a group.
 ncclResult_t submit(std::unique_ptr<Op> op, cudaStream_t stream);
