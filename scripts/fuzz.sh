@@ -154,6 +154,16 @@ make_seeds() {
   echo "fuzz.sh: $t: $(find "$dir" -type f | wc -l) seed(s), $(du -sh "$dir" | cut -f1)"
 }
 
+# True when `unit` (a timeout finding of fuzz_TARGET) is read within the timeout 3 times in a row.
+slow_only_under_load() {
+  local target=$1 unit=$2 _
+  for _ in 1 2 3; do
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$bin/fuzz_$target" -timeout="$timeout" -rss_limit_mb=2560 "$unit" >/dev/null 2>&1 || return 1
+  done
+  return 0
+}
+
 # 3. Run. Each target's corpus persists in $out/corpus/TARGET between local runs.
 status=0
 log=$out/fuzz-log.tsv
@@ -200,7 +210,18 @@ for t in "${targets[@]}"; do
   set -e
   executions=$( (cat "$run_log" "$out"/fuzz-*.log 2>/dev/null || true) | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
   size=$(find "$corpus" -type f | wc -l)
-  if ((rc == 0)); then result=ok; else result="FAILED (exit $rc)"; status=1; fi
+  result=ok
+  if ((rc != 0)) && grep -q 'ERROR: libFuzzer: timeout' "$run_log"; then
+    # libFuzzer's timeout is wall-clock time: on a loaded machine a 50 ms input can miss it.
+    # A reader that spins (or is really slow) misses it again on every replay; one that read
+    # the input in time three times over was only descheduled, and is said so, not failed.
+    unit=$(grep -o 'Test unit written to .*' "$run_log" | tail -1 | sed 's/Test unit written to //')
+    if [[ -f $unit ]] && slow_only_under_load "$t" "$unit"; then
+      result="ok (a timeout under load did not reproduce: $(basename "$unit") read in time 3 times)"
+      rc=0
+    fi
+  fi
+  if ((rc != 0)); then result="FAILED (exit $rc)"; status=1; fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" "$executions" "$size" "$result" >>"$log"
   echo "fuzz.sh: fuzz_$t: $executions executions, corpus $size, $result"
   if ((rc != 0)); then
