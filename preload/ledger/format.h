@@ -250,6 +250,10 @@ inline constexpr uint32_t kMaxRingCapacity = 1u << 22;
 inline constexpr uint32_t kMaxCallsiteCapacity = 1u << 16;
 inline constexpr uint32_t kMaxCallsiteDepth = 64;
 inline constexpr uint32_t kMaxStringsSize = 64u << 20;
+// Ranks of one communicator: 10x the largest jobs run today. A reader takes a larger count as
+// damage: the report walks every rank number of a communicator (who is absent), so a damaged
+// count of 2^31 would cost it minutes and gigabytes.
+inline constexpr int32_t kMaxRanks = 1 << 20;
 
 inline constexpr size_t callsite_entry_size(uint32_t depth) {
   return (sizeof(CallsiteEntry) + depth * sizeof(CallsiteFrame) + 7) & ~size_t{7};

@@ -215,7 +215,7 @@ class Parser {
       info.name = load_text(c.name);
       info.async_error = load_relaxed(c.async_error);
       if (state > static_cast<uint32_t>(CommState::Aborted) || info.key_kind > static_cast<uint32_t>(KeyKind::Unknown) ||
-          info.nranks < 0 || info.rank < -1 || (info.nranks > 0 && info.rank >= info.nranks)) {
+          info.nranks < 0 || info.nranks > kMaxRanks || info.rank < -1 || (info.nranks > 0 && info.rank >= info.nranks)) {
         out_.warnings.push_back(fmt::format("communicator entry {} is corrupt; skipped", slot + 1));
         continue;
       }

@@ -214,6 +214,26 @@ TEST_CASE("ledger reader: a slot claimed but not yet written is busy, not corrup
   CHECK(r->warnings[0].find("corrupt") != std::string::npos);
 }
 
+TEST_CASE("ledger reader: a communicator of 2^31 ranks is damage, not a job the report walks rank by rank") {
+  auto bytes = sample_bytes();
+  REQUIRE(!bytes.empty());
+  uint64_t comm_offset;
+  std::memcpy(&comm_offset, bytes.data() + offsetof(Header, comm_offset), 8);
+  for (int32_t nranks : {kMaxRanks + 1, int32_t{0x7fffffff}}) {
+    CAPTURE(nranks);
+    poke<int32_t>(bytes, comm_offset + offsetof(CommEntry, nranks), nranks);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->comms.empty());
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].find("corrupt") != std::string::npos);
+  }
+  poke<int32_t>(bytes, comm_offset + offsetof(CommEntry, nranks), kMaxRanks);
+  auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+  REQUIRE(r.ok());
+  CHECK(r->comms.size() == 1);
+}
+
 TEST_CASE("ledger reader: random damage never crashes it") {
   auto pristine = sample_bytes();
   REQUIRE(!pristine.empty());
