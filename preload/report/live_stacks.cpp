@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "cli_support/live_reader.h"
-#include "cli_support/parallel_read.h"
+#include "pyframes/live_reader.h"
+#include "pyframes/parallel_read.h"
 #include "pyframes/render.h"
 
 namespace hangshim::report {
@@ -11,8 +11,8 @@ namespace hangshim::report {
 std::vector<pyframes::Result<pyframes::Process>> read_live_stacks(const std::vector<int64_t>& pids) {
   pyframes::ReadOptions options;
   options.max_frames = 256;  // enough to find the user's line; a runaway recursion is cut
-  return pyframes::cli::read_processes(pids, options, &pyframes::cli::read_live_process,
-                                       pyframes::cli::default_parallelism());
+  return pyframes::read_processes(pids, options, &pyframes::read_live_process,
+                                       pyframes::default_parallelism());
 }
 
 void attach_live_stacks(Inputs& inputs) {

@@ -12,7 +12,7 @@
 
 #include "core/build_id.h"
 #include "file_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "native/eh_frame_table.h"
 #include "native/symbolizer.h"
 #include "nm_symbols.h"

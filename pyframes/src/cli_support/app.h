@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli_support/parallel_read.h"
+#include "pyframes/parallel_read.h"
 #include "pyframes/core.h"
 
 namespace pyframes::cli {

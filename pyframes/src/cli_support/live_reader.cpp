@@ -1,4 +1,4 @@
-#include "cli_support/live_reader.h"
+#include "pyframes/live_reader.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-namespace pyframes::cli {
+namespace pyframes {
 
 bool process_exited(int64_t pid) {
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
@@ -38,4 +38,4 @@ Result<Process> read_live_process(int64_t pid, const ReadOptions& options) {
   return explain_exit(pid, read_process(pid, options));
 }
 
-}  // namespace pyframes::cli
+}  // namespace pyframes

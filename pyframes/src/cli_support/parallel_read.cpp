@@ -1,4 +1,4 @@
-#include "cli_support/parallel_read.h"
+#include "pyframes/parallel_read.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <system_error>
 #include <thread>
 
-namespace pyframes::cli {
+namespace pyframes {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::vector<Result<Process>> read_in_parallel(size_t count, const IndexedReader&
   return results;
 }
 
-}  // namespace pyframes::cli
+}  // namespace pyframes

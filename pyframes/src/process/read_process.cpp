@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "memory/process_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "native/native_reader.h"
 #include "process/proc_info.h"
 #include "process/thread_lock.h"

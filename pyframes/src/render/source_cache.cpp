@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "pyframes/render.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 namespace pyframes {
 

@@ -1,4 +1,4 @@
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 #include <fmt/format.h>
 

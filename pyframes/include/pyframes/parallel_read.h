@@ -10,7 +10,7 @@
 
 #include "pyframes/pyframes.h"
 
-namespace pyframes::cli {
+namespace pyframes {
 
 using ProcessReader = std::function<Result<Process>(int64_t pid, const ReadOptions& options)>;
 
@@ -29,4 +29,4 @@ std::vector<Result<Process>> read_in_parallel(size_t count, const IndexedReader&
 std::vector<Result<Process>> read_processes(const std::vector<int64_t>& pids, const ReadOptions& options,
                                             const ProcessReader& reader, size_t max_parallel);
 
-}  // namespace pyframes::cli
+}  // namespace pyframes
