@@ -1,23 +1,18 @@
 #include "report/rank_ranges.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
+#include "pyframes/merge.h"
+
 namespace hangshim::report {
 
-std::string format_ranks(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
-    i = j + 1;
-  }
-  return out;
+// The same compression as pyframes' merged stacks ("ranks 0-6,8"), so a report and a pyframes
+// dump of the same job write rank lists alike.
+std::string format_ranks(const std::vector<int>& ranks) {
+  return pyframes::compress_numbers(std::vector<int64_t>(ranks.begin(), ranks.end()));
 }
 
 std::string ranks_phrase(const std::vector<int>& ranks) {

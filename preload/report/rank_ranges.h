@@ -7,7 +7,7 @@
 namespace hangshim::report {
 
 // "0-2,4-7"; duplicates are ignored, the input need not be sorted; "" for none.
-std::string format_ranks(std::vector<int> ranks);
+std::string format_ranks(const std::vector<int>& ranks);
 
 // "rank 3" or "ranks 0-2,4-7" (the noun agrees with the count).
 std::string ranks_phrase(const std::vector<int>& ranks);
