@@ -15,27 +15,18 @@
 #include <vector>
 
 #include "ledger/format.h"
+#include "ledger/identity.h"
 #include "pyframes/result.h"
 
 namespace hangshim::ledger {
 
-struct LedgerHeader {
+// The header as read: the writer's Identity (identity.h), then the fields that describe the file
+// and the process's life since (Header in format.h).
+struct LedgerHeader : Identity {
   uint32_t version = 0;
-  int64_t pid = 0;
-  int64_t ppid = 0;
-  uint32_t uid = 0;
-  int32_t rank = -1;
-  int32_t world_size = -1;
-  int32_t local_rank = -1;
-  uint64_t start_ns = 0;
   int32_t nccl_version = 0;
   uint32_t features = 0;
-  uint32_t stall_seconds = 0;
-  std::string host;
-  std::string job;
-  std::string command;
   std::string python_version;
-  std::string shim_version;
   uint32_t state = 0;  // ProcessState
   uint32_t stall_count = 0;
   uint64_t heartbeat_ns = 0;

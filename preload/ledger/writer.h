@@ -14,6 +14,7 @@
 
 #include "ledger/access.h"
 #include "ledger/format.h"
+#include "ledger/identity.h"
 #include "pyframes/result.h"
 
 namespace hangshim::ledger {
@@ -24,21 +25,6 @@ struct Geometry {
   uint32_t callsite_capacity = 1024;
   uint32_t callsite_depth = 16;
   uint32_t strings_size = 512 * 1024;
-};
-
-struct Identity {
-  int64_t pid = 0;
-  int64_t ppid = 0;
-  uint32_t uid = 0;
-  int32_t rank = -1;
-  int32_t world_size = -1;
-  int32_t local_rank = -1;
-  uint64_t start_ns = 0;
-  uint32_t stall_seconds = 0;
-  std::string host;
-  std::string job;
-  std::string command;
-  std::string shim_version;
 };
 
 struct CommInit {
