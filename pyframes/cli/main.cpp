@@ -1,5 +1,5 @@
 // pyframes: print the Python stacks of live processes. Everything but the real terminal, the
-// real reader and the real streams lives in pyframes/src/cli_support (tested there).
+// real reader and the real streams lives in pyframes/src/command (tested there).
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_support/app.h"
+#include "command/app.h"
 #include "pyframes/live_reader.h"
 
 int main(int argc, char** argv) {

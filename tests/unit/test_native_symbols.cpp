@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/build_id.h"
+#include "elf/build_id.h"
 #include "file_memory.h"
 #include "pyframes/proc_maps.h"
 #include "native/eh_frame_table.h"

@@ -1,4 +1,4 @@
-#include "cli_support/options.h"
+#include "command/options.h"
 
 #include <fmt/format.h>
 

@@ -14,8 +14,8 @@
 #include "process/thread_lock.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
-#include "pyframes/thread_state.h"
-#include "threadstate/gil_locks.h"
+#include "pyframes/thread_activity.h"
+#include "activity/gil_locks.h"
 
 namespace pyframes {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_support/app.h"
-#include "cli_support/options.h"
+#include "command/app.h"
+#include "command/options.h"
 #include "pyframes/render.h"
 
 namespace pyframes::cli {

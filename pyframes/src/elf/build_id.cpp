@@ -1,4 +1,4 @@
-#include "core/build_id.h"
+#include "elf/build_id.h"
 
 #include <elf.h>
 #include <fmt/format.h>

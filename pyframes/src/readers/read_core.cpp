@@ -7,7 +7,7 @@
 #include "native/native_reader.h"
 #include "pyframes/core.h"
 #include "pyframes/layout.h"
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 namespace pyframes {
 

@@ -7,7 +7,7 @@
 #include "pyframes/memory.h"
 #include "pyframes/module_map.h"
 #include "pyframes/target.h"
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 namespace pyframes {
 

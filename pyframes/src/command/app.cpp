@@ -1,9 +1,9 @@
-#include "cli_support/app.h"
+#include "command/app.h"
 
 #include <fmt/format.h>
 
-#include "cli_support/job_targets.h"
-#include "cli_support/options.h"
+#include "command/job_targets.h"
+#include "command/options.h"
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
 

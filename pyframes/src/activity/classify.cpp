@@ -2,7 +2,7 @@
 // waiting for, whatever it does), then the kernel, then the frames.
 #include <sys/syscall.h>
 
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 namespace pyframes {
 

@@ -1,4 +1,4 @@
-#include "threadstate/gil_locks.h"
+#include "activity/gil_locks.h"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 
 #include "elf/loaded_module.h"
 #include "walk/gil.h"
-#include "walk/thread_states.h"
+#include "walk/interpreters.h"
 
 namespace pyframes {
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <string_view>
 
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 namespace pyframes {
 

@@ -1,4 +1,4 @@
-#include "cli_support/job_targets.h"
+#include "command/job_targets.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -6,7 +6,7 @@
 #include <charconv>
 
 #include "process/proc_info.h"
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 namespace pyframes {
 
