@@ -6,13 +6,16 @@ driver on a timeout; Targets kills whatever it started when the with-block ends.
 """
 import ctypes
 import glob
-import json
 import os
 import resource
 import shutil
 import signal
 import subprocess
-import time
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+
+from recorded_truth import TargetError, thread_state, wait_asleep, wait_truth  # noqa: E402,F401
 
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -20,10 +23,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 class Skip(Exception):
     """The environment cannot run this test (no gcore, core dumps piped to a handler...)."""
-
-
-class TargetError(Exception):
-    pass
 
 
 def _die_with_parent():
@@ -44,15 +43,6 @@ def environment(extra=None):
     env.pop("PYTHONPATH", None)
     env.update(extra or {})
     return env
-
-
-def thread_state(pid, tid):
-    try:
-        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2:].split()[0]
 
 
 class Target(object):
@@ -76,27 +66,14 @@ class Target(object):
             return f.read().decode("utf-8", "replace").strip()
 
     def wait_truth(self, timeout=60.0):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.truth_path):
-            if self.process.poll() is not None:
-                raise TargetError("%s exited early (status %s): %s" % (self.argv, self.process.returncode, self.log()))
-            if time.monotonic() > deadline:
-                raise TargetError("%s wrote no ground truth within %ss" % (self.argv, timeout))
-            time.sleep(0.02)
-        with open(self.truth_path, encoding="utf-8") as f:
-            self.truth = json.load(f)
+        self.truth = wait_truth(self.process, self.truth_path, self.argv, self.log, timeout)
         return self.truth
 
     def wait_asleep(self, timeout=60.0):
         """Ground truth written and every recording thread asleep on its recorded line."""
         self.wait_truth(timeout)
-        deadline = time.monotonic() + timeout
         tids = [t["native_id"] for t in self.truth["threads"] if t.get("blocking", True)]
-        while not all(thread_state(self.pid, tid) == "S" for tid in tids):
-            if time.monotonic() > deadline:
-                raise TargetError("threads %s of %d never went to sleep" % (tids, self.pid))
-            time.sleep(0.01)
-        time.sleep(0.05)  # a thread seen asleep once is in time.sleep: it returned from publish()
+        wait_asleep(self.pid, tids, "process %d" % self.pid, timeout)
         return self.truth
 
     def kill(self):

@@ -5,12 +5,15 @@ Every target gets PR_SET_PDEATHSIG=SIGKILL, so it dies with the driver even when
 the driver on a timeout; Targets is a context manager that kills what it started on exit.
 """
 import ctypes
-import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+
+from recorded_truth import TargetError, thread_state, wait_asleep, wait_truth  # noqa: E402,F401
 
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -27,10 +30,6 @@ def utf8_environment():
     env["PYTHONIOENCODING"] = "utf-8"
     env.pop("PYTHONPATH", None)
     return env
-
-
-class TargetError(Exception):
-    pass
 
 
 class Target(object):
@@ -63,26 +62,13 @@ class Target(object):
 
     def wait_ready(self, timeout=60.0):
         """Waits for the ground truth, then for every blocking thread to be asleep."""
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.truth_path):
-            if self.process.poll() is not None:
-                raise TargetError("%s exited early (status %s): %s" % (self.name, self.process.returncode, self.log()))
-            if time.monotonic() > deadline:
-                raise TargetError("%s wrote no ground truth within %ss" % (self.name, timeout))
-            time.sleep(0.02)
-        with open(self.truth_path, encoding="utf-8") as f:
-            self.truth = json.load(f)
+        self.truth = wait_truth(self.process, self.truth_path, self.name, self.log, timeout)
         blocking = [t["native_id"] for t in self.truth["threads"] if t.get("blocking")]
-        while not all(self.thread_state(tid) == "S" for tid in blocking):
-            if time.monotonic() > deadline:
-                raise TargetError("%s: threads %s never went to sleep" % (self.name, blocking))
-            time.sleep(0.01)
-        time.sleep(0.05)  # a thread seen asleep once is in time.sleep: it returned from publish()
+        wait_asleep(self.pid, blocking, self.name, timeout)
         return self.truth
 
     def thread_state(self, tid):
-        stat = read_text("/proc/%d/task/%d/stat" % (self.pid, tid))
-        return stat[stat.rfind(")") + 2:].split()[0] if stat else None
+        return thread_state(self.pid, tid)
 
     def kill(self):
         if self.process is not None and self.process.poll() is None:
