@@ -16,13 +16,8 @@ SCENARIOS = os.path.join(os.path.dirname(HERE), "scenarios")
 LIBRARY_PATHS = "/ncclpy.py:/scenario_lib.py"
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402,F401  (the drivers beside this one import them from here)
 
 
 class Workspace(object):

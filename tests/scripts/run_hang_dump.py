@@ -34,13 +34,8 @@ SCENARIOS = os.path.join(os.path.dirname(HERE), "scenarios")
 LIBRARY_PATHS = "/ncclpy.py:/scenario_lib.py"  # the scenarios' library frames, as in tests/report
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402
 
 
 def rank_text(ranks):
