@@ -4,33 +4,24 @@ sleeps where it said it would, dump it with gcore or let the kernel dump it, alw
 Every target gets PR_SET_PDEATHSIG=SIGKILL so it dies with the driver even when ctest kills the
 driver on a timeout; Targets kills whatever it started when the with-block ends.
 """
-import ctypes
 import glob
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 
-from recorded_truth import TargetError, thread_state, wait_asleep, wait_truth  # noqa: E402,F401
-
-PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
+from self_recording import KillAtExit, TargetError, die_with_parent, wait_asleep, wait_truth  # noqa: E402,F401
 
 
 class Skip(Exception):
     """The environment cannot run this test (no gcore, core dumps piped to a handler...)."""
 
 
-def _die_with_parent():
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _die_with_parent_and_dump():
-    _die_with_parent()
+    die_with_parent()
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
@@ -54,7 +45,7 @@ class Target(object):
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 self.argv, cwd=workdir, env=environment(env), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                preexec_fn=_die_with_parent_and_dump if dump_on_crash else _die_with_parent)
+                preexec_fn=_die_with_parent_and_dump if dump_on_crash else die_with_parent)
         self.truth = None
 
     @property
@@ -82,28 +73,14 @@ class Target(object):
         self.process.wait()
 
 
-class Targets(object):
-    def __init__(self):
-        self.started = []
-
+class Targets(KillAtExit):
     def start(self, argv, workdir, env=None, dump_on_crash=False):
-        target = Target(argv, workdir, env, dump_on_crash)
-        self.started.append(target)
-        return target
+        return self.keep(Target(argv, workdir, env, dump_on_crash))
 
     def spawn(self, argv):
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
-        self.started.append(_Plain(process))
+        process = self.popen_quiet(argv)
+        self.keep(_Plain(process))
         return process
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for target in self.started:
-            target.kill()
-        return False
 
 
 class _Plain(object):

@@ -4,24 +4,15 @@ interpreter, wait for the ground truth it writes about itself, and always kill i
 Every target gets PR_SET_PDEATHSIG=SIGKILL, so it dies with the driver even when ctest kills
 the driver on a timeout; Targets is a context manager that kills what it started on exit.
 """
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 
-from recorded_truth import TargetError, thread_state, wait_asleep, wait_truth  # noqa: E402,F401
-
-PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _die_with_parent():
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
+from self_recording import (KillAtExit, TargetError, die_with_parent, thread_state,  # noqa: E402,F401
+                            wait_asleep, wait_truth)
 
 def utf8_environment():
     env = dict(os.environ)
@@ -53,7 +44,7 @@ class Target(object):
             self.process = subprocess.Popen(
                 [self.python, self.program, self.truth_path] + self.args,
                 cwd=self.dir, env=utf8_environment(), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, preexec_fn=_die_with_parent)
+                stdout=log, stderr=log, preexec_fn=die_with_parent)
         return self
 
     def log(self):
@@ -77,37 +68,24 @@ class Target(object):
             self.process.wait()
 
 
-class Targets(object):
+class Targets(KillAtExit):
     """Starts programs and kills them all at the end, whatever happened in between."""
 
     def __init__(self, python, programs_dir, workdir):
+        KillAtExit.__init__(self)
         self.python = python
         self.programs_dir = programs_dir
         self.workdir = workdir
-        self.started = []
 
     def start(self, program, args=()):
         path = program if os.path.isabs(program) else os.path.join(self.programs_dir, program)
-        target = Target(self.python, path, self.workdir, args).start()
-        self.started.append(target)
-        return target
+        return self.keep(Target(self.python, path, self.workdir, args).start())
 
     def spawn(self, argv):
         """A non-Python helper process (e.g. sleep) that is killed like the others."""
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         holder = Target(self.python, argv[0], self.workdir)
-        holder.process = process
-        self.started.append(holder)
-        return holder
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for target in self.started:
-            target.kill()
-        return False
+        holder.process = self.popen_quiet(argv)
+        return self.keep(holder)
 
 
 def read_text(path):

@@ -1,11 +1,48 @@
-"""Waiting for a self-recording test program: it writes its ground truth (truth.json: its pid,
-threads and the lines they block on) once it is where it says, then its blocking threads sleep
-there. Shared by the pyframes integration tests (tests/integration) and the core-file tests
-(tests/core), which both start such programs and must not read them a moment too early.
+"""Self-recording test programs: they write their ground truth (truth.json: pid, threads and
+the lines they block on) once they are where they say, then their blocking threads sleep there.
+Shared by the pyframes integration tests (tests/integration) and the core-file tests
+(tests/core), which both start such programs, must not read them a moment too early, and must
+kill every one of them, even when ctest kills the driver on a timeout.
 """
+import ctypes
 import json
 import os
+import signal
+import subprocess
 import time
+
+PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent():
+    """A subprocess preexec_fn: the child gets SIGKILL when the driver dies."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class KillAtExit(object):
+    """A with-block that kills everything it started when it ends, whatever happened in between.
+    Subclasses add what they start with keep(); each kept object has kill()."""
+
+    def __init__(self):
+        self.started = []
+
+    def keep(self, target):
+        self.started.append(target)
+        return target
+
+    def popen_quiet(self, argv):
+        """A helper process (not a self-recording program) with no input or output."""
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for target in self.started:
+            target.kill()
+        return False
 
 
 class TargetError(Exception):
