@@ -1,7 +1,9 @@
-// Who wrote a ledger: the process identity in the header's "Identity" block (format.h), written
-// once by the writer before it publishes the header. One definition serves both sides: the
-// writer takes an Identity (writer.h), and the reader's LedgerHeader (reader.h) is an Identity
-// plus what the header says about the file and the process's life since.
+// The parts of a ledger written once and never changed, defined once for both sides:
+//  - Identity: who wrote the ledger, the header's "Identity" block (format.h), written before
+//    the header is published. The writer takes one (writer.h); the reader's LedgerHeader
+//    (reader.h) is an Identity plus what the header says about the file and the process's life.
+//  - CommIdentity: a communicator as this process joined it, the CommEntry fields written when
+//    the entry is made. The writer's CommInit and the reader's CommInfo extend it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,18 @@ struct Identity {
   std::string job;
   std::string command;
   std::string shim_version;
+};
+
+struct CommIdentity {
+  uint64_t key = 0;         // equal on every rank of the communicator
+  uint64_t parent_key = 0;  // Split/Shrink: the parent's key, else 0
+  uint64_t handle = 0;      // the ncclComm_t in this process (for correlation only)
+  int32_t rank = -1;        // this process's rank in the communicator
+  int32_t nranks = 0;
+  int32_t device = -1;      // CUDA device, -1 until known
+  int32_t color = -1;       // Split: the color, else -1
+  uint32_t split_index = 0; // Split/Shrink: the parent's split count when this child was made
+  uint64_t created_ns = 0;
 };
 
 }  // namespace hangshim::ledger

@@ -45,20 +45,12 @@ struct LedgerHeader : Identity {
   uint64_t file_size = 0;
 };
 
-struct CommInfo {
+// A communicator as read: its identity (identity.h), then what changed since (CommEntry in format.h).
+struct CommInfo : CommIdentity {
   uint32_t id = 0;  // slot + 1, what RingEntry::comm names
   uint32_t state = 0;     // CommState
   uint32_t key_kind = 0;  // KeyKind
-  uint64_t key = 0;
-  uint64_t parent_key = 0;
-  uint64_t handle = 0;
-  int32_t rank = -1;
-  int32_t nranks = 0;
-  int32_t device = -1;
-  int32_t color = -1;
-  uint32_t split_index = 0;
   uint32_t splits = 0;
-  uint64_t created_ns = 0;
   uint64_t ended_ns = 0;
   uint64_t coll_issued = 0;
   uint64_t coll_completed = 0;

@@ -27,18 +27,10 @@ struct Geometry {
   uint32_t strings_size = 512 * 1024;
 };
 
-struct CommInit {
+// A communicator entry to add: its identity (identity.h), how its key was made, its first state.
+struct CommInit : CommIdentity {
   KeyKind key_kind = KeyKind::None;
   CommState state = CommState::Initializing;
-  uint64_t key = 0;
-  uint64_t parent_key = 0;
-  uint64_t handle = 0;
-  int32_t rank = -1;
-  int32_t nranks = 0;
-  int32_t device = -1;
-  int32_t color = -1;
-  uint32_t split_index = 0;
-  uint64_t created_ns = 0;
   std::string_view name;
 };
 
