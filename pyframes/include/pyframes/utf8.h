@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,10 @@ namespace pyframes::render {
 // Length of the valid UTF-8 sequence starting at text[i], or 0 when the bytes there are not one
 // (bad lead byte, truncated, overlong, surrogate, beyond U+10FFFF).
 size_t utf8_sequence_length(std::string_view text, size_t i);
+
+// Appends the code point `code` to `out` as UTF-8 (1 to 4 bytes), U+FFFD for a value beyond
+// U+10FFFF. Surrogates are encoded like other values: callers that must not emit them check first.
+void append_utf8(std::string& out, uint32_t code);
 
 // `text` with every invalid byte replaced by U+FFFD.
 std::string repair_utf8(std::string_view text);
