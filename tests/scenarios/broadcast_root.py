@@ -37,11 +37,9 @@ def train(model, loader):
 def state_truth(world_size):
     culprit = world_size - 1
     seq = SYNC_EVERY + 1
-    ranks = {}
-    for r in range(world_size):
-        state = lab.in_collective("broadcast", "world", seq, lab.site("param_sync"), 1, count=8)
-        state["root"] = elect_leader(r, world_size)
-        ranks[r] = state
+    ranks = {r: dict(lab.in_collective("broadcast", "world", seq, lab.site("param_sync"), 1, count=8),
+                     root=elect_leader(r, world_size))
+             for r in range(world_size)}
     return lab.write_truth(
         __file__, "root_mismatch",
         "Rank %d broadcasts from root 1 at broadcast #%d where the others use root 0: every rank "

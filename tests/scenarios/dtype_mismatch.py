@@ -28,10 +28,7 @@ def train(model, loader):
 
 def state_truth(world_size):
     culprit = world_size - 1
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", BAD_STEP, training.grad_sync_site(), BAD_STEP,
-                                     count=training.GRAD, dtype=grad_dtype(r, world_size, BAD_STEP - 1))
+    ranks = training.all_in_grad_sync(world_size, BAD_STEP, lambda r: {"dtype": grad_dtype(r, world_size, BAD_STEP - 1)})
     return lab.write_truth(
         __file__, "dtype_mismatch",
         "Rank %d all-reduces float16 gradients at all_reduce #%d where the others use float32: "

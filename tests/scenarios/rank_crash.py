@@ -30,14 +30,9 @@ def train(model, loader):
 
 def state_truth(world_size):
     culprit = world_size - 1
-    grad_sync = training.grad_sync_site()
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", CRASH_STEP, grad_sync, CRASH_STEP, count=training.GRAD)
-    ranks[culprit] = {
-        "state": "exited", "exit_code": 1, "callsite": lab.site("crash"),
-        "last_collective": lab.last_collective("all_reduce", "world", CRASH_STEP - 1, grad_sync, CRASH_STEP - 1),
-    }
+    ranks = training.all_in_grad_sync(world_size, CRASH_STEP)
+    ranks[culprit] = {"state": "exited", "exit_code": 1, "callsite": lab.site("crash"),
+                      "last_collective": training.last_grad_sync(CRASH_STEP - 1)}
     return lab.write_truth(
         __file__, "rank_exited",
         "Rank %d raised at step %d and exited (status 1) after all_reduce #%d; the others wait for "

@@ -33,10 +33,8 @@ def train(model, loader):
 
 def state_truth(world_size):
     culprit = world_size - 1
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", BAD_STEP, training.grad_sync_site(), BAD_STEP,
-                                     count=bucket_size(r, world_size, BAD_STEP - 1), dtype="float32")
+    ranks = training.all_in_grad_sync(
+        world_size, BAD_STEP, lambda r: {"count": bucket_size(r, world_size, BAD_STEP - 1), "dtype": "float32"})
     return lab.write_truth(
         __file__, "count_mismatch",
         "Rank %d all-reduces %d values at all_reduce #%d where the others all-reduce %d: every "

@@ -67,14 +67,9 @@ def prefetching(rank, world_size, loader):
 
 def state_truth(world_size):
     culprit = culprit_of(world_size)
-    grad_sync = training.grad_sync_site()
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", STALL_STEP, grad_sync, STALL_STEP, count=training.GRAD)
-    ranks[culprit] = {
-        "state": "outside_nccl", "callsite": lab.site("loader_wait"), "threads": [lab.site("worker_stall")],
-        "last_collective": lab.last_collective("all_reduce", "world", STALL_STEP - 1, grad_sync, STALL_STEP - 1),
-    }
+    ranks = training.all_in_grad_sync(world_size, STALL_STEP)
+    ranks[culprit] = {"state": "outside_nccl", "callsite": lab.site("loader_wait"),
+                      "threads": [lab.site("worker_stall")], "last_collective": training.last_grad_sync(STALL_STEP - 1)}
     return lab.write_truth(
         __file__, "stuck_outside_nccl",
         "Rank %d's data loader worker never delivers batch %d: the rank waits for it outside NCCL "

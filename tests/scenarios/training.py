@@ -20,6 +20,24 @@ def grad_sync_site():
     return lab.site("grad_sync", __file__)
 
 
+def all_in_grad_sync(world_size, step, fields=None):
+    """The truth's ranks when every rank waits in the loop's gradient all_reduce of `step`
+    (1-based: all_reduce #step, the line's step-th call) with GRAD values, unless
+    fields(rank) -> {"count": ..., "dtype": ...} says otherwise for a rank."""
+    ranks = {}
+    for r in range(world_size):
+        given = {"count": GRAD}
+        given.update(fields(r) if fields is not None else {})
+        ranks[r] = lab.in_collective("all_reduce", "world", step, grad_sync_site(), step, **given)
+    return ranks
+
+
+def last_grad_sync(step):
+    """The truth's last_collective of a rank whose last completed collective is the loop's
+    gradient all_reduce of `step` (all_reduce #step, the line's step-th call)."""
+    return lab.last_collective("all_reduce", "world", step, grad_sync_site(), step)
+
+
 def data_parallel(model, loader, grads_options=None, before_sync=None, after_step=None):
     """for step, batch: backward, all_reduce the gradients, optimizer step.
 
