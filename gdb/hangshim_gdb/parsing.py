@@ -1,5 +1,6 @@
 """Text the extension reads from gdb and from /proc, and the arguments of its commands, parsed
 without gdb (so these are unit-tested with a plain interpreter: tests/gdb/test_parsing.py)."""
+import collections
 import os
 import re
 
@@ -30,12 +31,9 @@ def lib_search_from_solib_path(value):
     return [d for d in (value or "").split(os.pathsep) if d]
 
 
-class Mapping(object):
-    def __init__(self, start, end, offset, path):
-        self.start = start
-        self.end = end
-        self.offset = offset
-        self.path = path
+class Mapping(collections.namedtuple("Mapping", "start end offset path")):
+    """One mapping of the target: [start, end) from `offset` in the file `path`."""
+    __slots__ = ()
 
     def __repr__(self):
         return "Mapping(%#x-%#x +%#x %s)" % (self.start, self.end, self.offset, self.path)

@@ -12,6 +12,7 @@ Where an executable is looked for, in order:
      itself);
   3. PATH.
 """
+import collections
 import os
 import shutil
 import subprocess
@@ -59,12 +60,9 @@ PYFRAMES = Tool("pyframes", "PYFRAMES")
 HANGSHIM = Tool("hangshim", "HANGSHIM_CLI")
 
 
-class Completed(object):
-    def __init__(self, argv, returncode, stdout, stderr):
-        self.argv = argv
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
+class Completed(collections.namedtuple("Completed", "argv returncode stdout stderr")):
+    """A finished run of one of the tools: its arguments, exit status and decoded output."""
+    __slots__ = ()
 
     def first_error_line(self):
         lines = [line for line in self.stderr.splitlines() if line.strip()]

@@ -13,8 +13,8 @@
 
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
-#include "report/export_format.h"
-#include "report/liveness.h"
+#include "report/inputs/export_format.h"
+#include "report/inputs/liveness.h"
 
 namespace hangshim::cli {
 

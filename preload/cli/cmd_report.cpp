@@ -6,7 +6,7 @@
 
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
-#include "report/render.h"
+#include "report/wording/render.h"
 
 namespace hangshim::cli {
 

@@ -13,10 +13,10 @@
 
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
-#include "report/liveness.h"
-#include "report/phrases.h"
-#include "report/rank_ranges.h"
-#include "report/render.h"
+#include "report/inputs/liveness.h"
+#include "report/wording/phrases.h"
+#include "report/analysis/rank_ranges.h"
+#include "report/wording/render.h"
 
 namespace hangshim::cli {
 

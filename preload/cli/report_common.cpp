@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "report/diagnose.h"
-#include "report/live_stacks.h"
-#include "report/liveness.h"
-#include "report/load_inputs.h"
+#include "report/inputs/live_stacks.h"
+#include "report/inputs/liveness.h"
+#include "report/inputs/load_inputs.h"
 
 namespace hangshim::cli {
 

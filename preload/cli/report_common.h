@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "report/analysis.h"
-#include "report/inputs.h"
-#include "report/model.h"
+#include "report/analysis/analysis.h"
+#include "report/inputs/inputs.h"
+#include "report/analysis/model.h"
 
 namespace hangshim::cli {
 

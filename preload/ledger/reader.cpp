@@ -13,7 +13,7 @@
 #include "ledger/access.h"
 #include "ledger/snapshot.h"
 #include "ledger/trust.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 namespace hangshim::ledger {
 

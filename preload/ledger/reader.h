@@ -15,27 +15,18 @@
 #include <vector>
 
 #include "ledger/format.h"
+#include "ledger/identity.h"
 #include "pyframes/result.h"
 
 namespace hangshim::ledger {
 
-struct LedgerHeader {
+// The header as read: the writer's Identity (identity.h), then the fields that describe the file
+// and the process's life since (Header in format.h).
+struct LedgerHeader : Identity {
   uint32_t version = 0;
-  int64_t pid = 0;
-  int64_t ppid = 0;
-  uint32_t uid = 0;
-  int32_t rank = -1;
-  int32_t world_size = -1;
-  int32_t local_rank = -1;
-  uint64_t start_ns = 0;
   int32_t nccl_version = 0;
   uint32_t features = 0;
-  uint32_t stall_seconds = 0;
-  std::string host;
-  std::string job;
-  std::string command;
   std::string python_version;
-  std::string shim_version;
   uint32_t state = 0;  // ProcessState
   uint32_t stall_count = 0;
   uint64_t heartbeat_ns = 0;
@@ -54,20 +45,12 @@ struct LedgerHeader {
   uint64_t file_size = 0;
 };
 
-struct CommInfo {
+// A communicator as read: its identity (identity.h), then what changed since (CommEntry in format.h).
+struct CommInfo : CommIdentity {
   uint32_t id = 0;  // slot + 1, what RingEntry::comm names
   uint32_t state = 0;     // CommState
   uint32_t key_kind = 0;  // KeyKind
-  uint64_t key = 0;
-  uint64_t parent_key = 0;
-  uint64_t handle = 0;
-  int32_t rank = -1;
-  int32_t nranks = 0;
-  int32_t device = -1;
-  int32_t color = -1;
-  uint32_t split_index = 0;
   uint32_t splits = 0;
-  uint64_t created_ns = 0;
   uint64_t ended_ns = 0;
   uint64_t coll_issued = 0;
   uint64_t coll_completed = 0;

@@ -14,6 +14,7 @@
 
 #include "ledger/access.h"
 #include "ledger/format.h"
+#include "ledger/identity.h"
 #include "pyframes/result.h"
 
 namespace hangshim::ledger {
@@ -26,33 +27,10 @@ struct Geometry {
   uint32_t strings_size = 512 * 1024;
 };
 
-struct Identity {
-  int64_t pid = 0;
-  int64_t ppid = 0;
-  uint32_t uid = 0;
-  int32_t rank = -1;
-  int32_t world_size = -1;
-  int32_t local_rank = -1;
-  uint64_t start_ns = 0;
-  uint32_t stall_seconds = 0;
-  std::string host;
-  std::string job;
-  std::string command;
-  std::string shim_version;
-};
-
-struct CommInit {
+// A communicator entry to add: its identity (identity.h), how its key was made, its first state.
+struct CommInit : CommIdentity {
   KeyKind key_kind = KeyKind::None;
   CommState state = CommState::Initializing;
-  uint64_t key = 0;
-  uint64_t parent_key = 0;
-  uint64_t handle = 0;
-  int32_t rank = -1;
-  int32_t nranks = 0;
-  int32_t device = -1;
-  int32_t color = -1;
-  uint32_t split_index = 0;
-  uint64_t created_ns = 0;
   std::string_view name;
 };
 

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "report/classify.h"
-#include "report/phrases.h"
-#include "report/rank_ranges.h"
-#include "report/stack_groups.h"
+#include "report/analysis/classify.h"
+#include "report/wording/phrases.h"
+#include "report/analysis/rank_ranges.h"
+#include "report/analysis/stack_groups.h"
 
 namespace hangshim::report {
 

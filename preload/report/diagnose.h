@@ -1,9 +1,10 @@
-// The report's entry point: inputs in, diagnosis out (model.h). No output is produced here.
+// The report's entry point: inputs in (inputs/), the analysis (analysis/), diagnosis out
+// (analysis/model.h) with its hints worded (wording/phrases.h). No output is produced here.
 #pragma once
 
-#include "report/analysis.h"
-#include "report/inputs.h"
-#include "report/model.h"
+#include "report/analysis/analysis.h"
+#include "report/inputs/inputs.h"
+#include "report/analysis/model.h"
 
 namespace hangshim::report {
 

@@ -1,5 +1,5 @@
 // pyframes: print the Python stacks of live processes. Everything but the real terminal, the
-// real reader and the real streams lives in pyframes/src/cli_support (tested there).
+// real reader and the real streams lives in pyframes/src/command (tested there).
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_support/app.h"
-#include "cli_support/live_reader.h"
+#include "command/app.h"
+#include "pyframes/live_reader.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
 
   pyframes::cli::Output output;
   const int status =
-      pyframes::cli::run_pyframes(args, terminal, pyframes::cli::read_live_process, HANGSHIM_VERSION, output);
+      pyframes::cli::run_pyframes(args, terminal, pyframes::read_live_process, HANGSHIM_VERSION, output);
   std::fwrite(output.out.data(), 1, output.out.size(), stdout);
   std::fflush(stdout);
   std::fwrite(output.err.data(), 1, output.err.size(), stderr);

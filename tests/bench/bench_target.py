@@ -1,8 +1,16 @@
-"""The benchmark's target: a main thread 40 Python frames deep and three workers 20 deep, all
-blocked in time.sleep. Prints "ready" once every thread is inside its sleep call."""
+"""The benchmarks' target: a main thread 40 Python frames deep and three workers 20 deep, all
+blocked in time.sleep. Prints "ready" once every thread is inside its sleep call.
+
+    bench_target.py [MEGABYTES]
+
+MEGABYTES (the core benchmark's): that much live heap data besides, random bytes that a core
+cannot leave out."""
+import os
 import sys
 import threading
 import time
+
+blob = [os.urandom(1 << 20) for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0)]
 
 DEPTHS = {"MainThread": 40, "worker-0": 20, "worker-1": 20, "worker-2": 20}
 asleep = threading.Semaphore(0)

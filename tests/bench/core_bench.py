@@ -4,7 +4,7 @@ prints a markdown table.
 
     core_bench.py --pyframes BUILD/pyframes/pyframes [--python /usr/bin/python3.11] [--smoke]
 
-The core is a gcore dump of core_bench_target.py (four threads, 40 and 20 Python frames deep,
+The core is a gcore dump of bench_target.py MEGABYTES (four threads, 40 and 20 Python frames deep,
 heap data filling the core to the target size). pyframes: wall time (median and 95th
 percentile of many runs) and peak RSS (ru_maxrss of the child, via wait4); gdb: the same over
 a few runs (it loads the debug symbols each time, as a user's gdb would). Targets: >= 50x faster
@@ -52,7 +52,7 @@ def peak_rss_mb(argv, workdir):
 
 def make_core(python, megabytes, workdir):
     env = dict(os.environ, MALLOC_ARENA_MAX="1")  # one malloc arena: the core holds data, not reserved space
-    target = subprocess.Popen([python, os.path.join(HERE, "core_bench_target.py"), str(megabytes)], env=env,
+    target = subprocess.Popen([python, os.path.join(HERE, "bench_target.py"), str(megabytes)], env=env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, preexec_fn=die_with_parent)
     try:
         if target.stdout.readline().strip() != b"ready":

@@ -6,12 +6,9 @@
 # python3.11-dbg (the debug symbols of /usr/bin/python3.11 and the gdb extension behind py-bt)
 # and time (GNU time, which measures peak RSS).
 set -euo pipefail
-if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${HANGSHIM_BUILD_DIR:-$top/build}
+# shellcheck source=tests/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_help 2,7 "${1:-}"
 args=("$@")
 if [[ " $* " != *" --pyframes "* ]]; then
   args+=(--pyframes "$build/pyframes/pyframes")

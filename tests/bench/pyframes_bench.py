@@ -10,6 +10,7 @@ process, and one pyframes call reading 64 processes. Targets: one dump <= 10 ms 
 (proves the script works; numbers from it mean little). Every process started is killed at the end.
 """
 import argparse
+import collections
 import ctypes
 import os
 import platform
@@ -28,12 +29,8 @@ def die_with_parent():
     _libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
-class Measurement(object):
-    def __init__(self, seconds, rss_kib, returncode, stdout):
-        self.seconds = seconds
-        self.rss_kib = rss_kib
-        self.returncode = returncode
-        self.stdout = stdout
+# One timed run: wall seconds, peak RSS of the child (KiB), its exit status and output.
+Measurement = collections.namedtuple("Measurement", "seconds rss_kib returncode stdout")
 
 
 def measure(argv, timeout=120):

@@ -7,12 +7,9 @@
 # (debug symbols of Debian's /usr/bin/python3.11 and the py-bt gdb extension, which gdb needs;
 # pyframes needs neither), and time (GNU time, for peak memory).
 set -euo pipefail
-if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_help 2,8 "${1:-}"
 smoke=0
 pyframes=${HANGSHIM_BUILD_DIR:-$top/build}/pyframes/pyframes
 python=/usr/bin/python3.11

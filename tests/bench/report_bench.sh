@@ -8,13 +8,9 @@
 # --smoke: 8 and 64 ranks only (ctest runs this). --dir: where the ledgers go (default: a new
 # directory under /dev/shm, where real ledgers live; removed at the end).
 set -euo pipefail
-if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=${HANGSHIM_BUILD_DIR:-$top/build}
+# shellcheck source=tests/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_help 2,8 "${1:-}"
 smoke=0
 base=""
 collectives=200

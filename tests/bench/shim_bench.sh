@@ -4,13 +4,9 @@
 # calling thread (other processes' load on a shared machine is not counted), best of rounds.
 #   tests/bench/shim_bench.sh [--smoke] [--build DIR] [--python PY...]
 set -euo pipefail
-if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=${HANGSHIM_BUILD_DIR:-$top/build}
+# shellcheck source=tests/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_help 2,5 "${1:-}"
 smoke=0
 pythons=()
 while (($#)); do

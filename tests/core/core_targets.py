@@ -4,34 +4,24 @@ sleeps where it said it would, dump it with gcore or let the kernel dump it, alw
 Every target gets PR_SET_PDEATHSIG=SIGKILL so it dies with the driver even when ctest kills the
 driver on a timeout; Targets kills whatever it started when the with-block ends.
 """
-import ctypes
 import glob
-import json
 import os
 import resource
 import shutil
-import signal
 import subprocess
-import time
+import sys
 
-PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+
+from self_recording import KillAtExit, TargetError, die_with_parent, wait_asleep, wait_truth  # noqa: E402,F401
 
 
 class Skip(Exception):
     """The environment cannot run this test (no gcore, core dumps piped to a handler...)."""
 
 
-class TargetError(Exception):
-    pass
-
-
-def _die_with_parent():
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _die_with_parent_and_dump():
-    _die_with_parent()
+    die_with_parent()
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
@@ -46,15 +36,6 @@ def environment(extra=None):
     return env
 
 
-def thread_state(pid, tid):
-    try:
-        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2:].split()[0]
-
-
 class Target(object):
     def __init__(self, argv, workdir, env=None, dump_on_crash=False):
         self.dir = workdir
@@ -64,7 +45,7 @@ class Target(object):
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 self.argv, cwd=workdir, env=environment(env), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                preexec_fn=_die_with_parent_and_dump if dump_on_crash else _die_with_parent)
+                preexec_fn=_die_with_parent_and_dump if dump_on_crash else die_with_parent)
         self.truth = None
 
     @property
@@ -76,27 +57,14 @@ class Target(object):
             return f.read().decode("utf-8", "replace").strip()
 
     def wait_truth(self, timeout=60.0):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.truth_path):
-            if self.process.poll() is not None:
-                raise TargetError("%s exited early (status %s): %s" % (self.argv, self.process.returncode, self.log()))
-            if time.monotonic() > deadline:
-                raise TargetError("%s wrote no ground truth within %ss" % (self.argv, timeout))
-            time.sleep(0.02)
-        with open(self.truth_path, encoding="utf-8") as f:
-            self.truth = json.load(f)
+        self.truth = wait_truth(self.process, self.truth_path, self.argv, self.log, timeout)
         return self.truth
 
     def wait_asleep(self, timeout=60.0):
         """Ground truth written and every recording thread asleep on its recorded line."""
         self.wait_truth(timeout)
-        deadline = time.monotonic() + timeout
         tids = [t["native_id"] for t in self.truth["threads"] if t.get("blocking", True)]
-        while not all(thread_state(self.pid, tid) == "S" for tid in tids):
-            if time.monotonic() > deadline:
-                raise TargetError("threads %s of %d never went to sleep" % (tids, self.pid))
-            time.sleep(0.01)
-        time.sleep(0.05)  # a thread seen asleep once is in time.sleep: it returned from publish()
+        wait_asleep(self.pid, tids, "process %d" % self.pid, timeout)
         return self.truth
 
     def kill(self):
@@ -105,28 +73,14 @@ class Target(object):
         self.process.wait()
 
 
-class Targets(object):
-    def __init__(self):
-        self.started = []
-
+class Targets(KillAtExit):
     def start(self, argv, workdir, env=None, dump_on_crash=False):
-        target = Target(argv, workdir, env, dump_on_crash)
-        self.started.append(target)
-        return target
+        return self.keep(Target(argv, workdir, env, dump_on_crash))
 
     def spawn(self, argv):
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
-        self.started.append(_Plain(process))
+        process = self.popen_quiet(argv)
+        self.keep(_Plain(process))
         return process
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for target in self.started:
-            target.kill()
-        return False
 
 
 class _Plain(object):

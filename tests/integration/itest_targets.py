@@ -4,21 +4,15 @@ interpreter, wait for the ground truth it writes about itself, and always kill i
 Every target gets PR_SET_PDEATHSIG=SIGKILL, so it dies with the driver even when ctest kills
 the driver on a timeout; Targets is a context manager that kills what it started on exit.
 """
-import ctypes
-import json
 import os
-import signal
 import subprocess
+import sys
 import tempfile
-import time
 
-PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 
-
-def _die_with_parent():
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
+from self_recording import (KillAtExit, TargetError, die_with_parent, thread_state,  # noqa: E402,F401
+                            wait_asleep, wait_truth)
 
 def utf8_environment():
     env = dict(os.environ)
@@ -27,10 +21,6 @@ def utf8_environment():
     env["PYTHONIOENCODING"] = "utf-8"
     env.pop("PYTHONPATH", None)
     return env
-
-
-class TargetError(Exception):
-    pass
 
 
 class Target(object):
@@ -54,7 +44,7 @@ class Target(object):
             self.process = subprocess.Popen(
                 [self.python, self.program, self.truth_path] + self.args,
                 cwd=self.dir, env=utf8_environment(), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, preexec_fn=_die_with_parent)
+                stdout=log, stderr=log, preexec_fn=die_with_parent)
         return self
 
     def log(self):
@@ -63,26 +53,13 @@ class Target(object):
 
     def wait_ready(self, timeout=60.0):
         """Waits for the ground truth, then for every blocking thread to be asleep."""
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(self.truth_path):
-            if self.process.poll() is not None:
-                raise TargetError("%s exited early (status %s): %s" % (self.name, self.process.returncode, self.log()))
-            if time.monotonic() > deadline:
-                raise TargetError("%s wrote no ground truth within %ss" % (self.name, timeout))
-            time.sleep(0.02)
-        with open(self.truth_path, encoding="utf-8") as f:
-            self.truth = json.load(f)
+        self.truth = wait_truth(self.process, self.truth_path, self.name, self.log, timeout)
         blocking = [t["native_id"] for t in self.truth["threads"] if t.get("blocking")]
-        while not all(self.thread_state(tid) == "S" for tid in blocking):
-            if time.monotonic() > deadline:
-                raise TargetError("%s: threads %s never went to sleep" % (self.name, blocking))
-            time.sleep(0.01)
-        time.sleep(0.05)  # a thread seen asleep once is in time.sleep: it returned from publish()
+        wait_asleep(self.pid, blocking, self.name, timeout)
         return self.truth
 
     def thread_state(self, tid):
-        stat = read_text("/proc/%d/task/%d/stat" % (self.pid, tid))
-        return stat[stat.rfind(")") + 2:].split()[0] if stat else None
+        return thread_state(self.pid, tid)
 
     def kill(self):
         if self.process is not None and self.process.poll() is None:
@@ -91,37 +68,24 @@ class Target(object):
             self.process.wait()
 
 
-class Targets(object):
+class Targets(KillAtExit):
     """Starts programs and kills them all at the end, whatever happened in between."""
 
     def __init__(self, python, programs_dir, workdir):
+        KillAtExit.__init__(self)
         self.python = python
         self.programs_dir = programs_dir
         self.workdir = workdir
-        self.started = []
 
     def start(self, program, args=()):
         path = program if os.path.isabs(program) else os.path.join(self.programs_dir, program)
-        target = Target(self.python, path, self.workdir, args).start()
-        self.started.append(target)
-        return target
+        return self.keep(Target(self.python, path, self.workdir, args).start())
 
     def spawn(self, argv):
         """A non-Python helper process (e.g. sleep) that is killed like the others."""
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         holder = Target(self.python, argv[0], self.workdir)
-        holder.process = process
-        self.started.append(holder)
-        return holder
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for target in self.started:
-            target.kill()
-        return False
+        holder.process = self.popen_quiet(argv)
+        return self.keep(holder)
 
 
 def read_text(path):

@@ -16,41 +16,21 @@ Groups (one ctest each per interpreter):
           waiting for the GIL while another thread holds it in a C call (ctypes.PyDLL)
 Ground truth comes from the programs themselves; every process started is killed at the end.
 """
-import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from itest_checks import compare_frames, frame_text, python_frames, run_pyframes  # noqa: E402
-from itest_targets import TargetError, Targets, read_text  # noqa: E402
+from itest_targets import wait_asleep  # noqa: E402
 from job_checks import check_locals, merged_problems, sample_states  # noqa: E402
-from pyframes_itest import Report  # noqa: E402
+from pyframes_itest import run_group  # noqa: E402
 
 WORLD = 8
 OUTLIER = 7
-
-
-def wait_asleep(pid, tids, timeout=60.0):
-    """Waits until the given threads of `pid` sleep (they block right after recording)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = []
-        for tid in tids:
-            stat = read_text("/proc/%d/task/%d/stat" % (pid, tid)) or ""
-            states.append(stat[stat.rfind(")") + 2:].split()[0] if ")" in stat else None)
-        if all(state == "S" for state in states):
-            time.sleep(0.05)
-            return
-        if time.monotonic() > deadline:
-            raise TargetError("threads %s of %d never went to sleep (%s)" % (tids, pid, states))
-        time.sleep(0.01)
 
 
 def start_job(targets, workdir):
@@ -61,7 +41,7 @@ def start_job(targets, workdir):
     for entry in launcher.truth["ranks"]:
         with open(entry["truth"], encoding="utf-8") as f:
             truth = json.load(f)
-        wait_asleep(entry["pid"], [t["native_id"] for t in truth["threads"]])
+        wait_asleep(entry["pid"], [t["native_id"] for t in truth["threads"]], "rank %d" % entry["rank"], 60.0)
         ranks.append({"rank": entry["rank"], "pid": entry["pid"], "truth": truth})
     return launcher, ranks, token
 
@@ -186,26 +166,9 @@ def group_states(report, args, targets, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pyframes", required=True)
-    parser.add_argument("--python", required=True)
-    parser.add_argument("--group", required=True, choices=["job", "locals", "states"])
-    args = parser.parse_args()
-    version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
-                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
-    print("interpreter: %s (CPython %s); driver: Python %s" % (args.python, version, platform.python_version()))
     groups = {"job": group_job, "locals": group_locals, "states": group_states}
-    report = Report()
-    with tempfile.TemporaryDirectory(prefix="pyframes-job-itest-") as workdir:
-        os.chmod(workdir, 0o755)
-        with Targets(args.python, os.path.join(HERE, "programs"), workdir) as targets:
-            try:
-                groups[args.group](report, args, targets, workdir)
-            except TargetError as error:
-                report.result("target setup", [str(error)])
-    print("%s: group %s on CPython %s: %s" % ("FAILED" if report.failures else "PASSED", args.group, version,
-                                              "%d failures" % report.failures if report.failures else "all checks ok"))
-    return 1 if report.failures else 0
+    return run_group(__doc__.split("\n")[0], list(groups), "pyframes-job-itest-",
+                     lambda report, args, targets, workdir: groups[args.group](report, args, targets, workdir))
 
 
 if __name__ == "__main__":

@@ -109,28 +109,37 @@ def group_spin(report, args, targets):
     check_text_output(report, args, target)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run_group(description, group_names, prefix, run):
+    """The integration drivers' main(): parses --pyframes, --python and --group, runs
+    run(report, args, targets, workdir) in a fresh work directory whose targets are all killed
+    at the end (a target that never got ready is one failed check), prints the verdict and
+    returns the exit status."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--pyframes", required=True)
     parser.add_argument("--python", required=True)
-    parser.add_argument("--group", required=True, choices=["frames", "threads", "spin", "errors", "common"])
+    parser.add_argument("--group", required=True, choices=group_names)
     args = parser.parse_args()
     version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
                              stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
     print("interpreter: %s (CPython %s); driver: Python %s" % (args.python, version, platform.python_version()))
-    groups = {"frames": group_frames, "threads": group_threads, "spin": group_spin,
-              "errors": itest_bad_targets.group_errors, "common": itest_bad_targets.group_common}
     report = Report()
-    with tempfile.TemporaryDirectory(prefix="pyframes-itest-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=prefix) as workdir:
         os.chmod(workdir, 0o755)
         with Targets(args.python, os.path.join(HERE, "programs"), workdir) as targets:
             try:
-                groups[args.group](report, args, targets)
+                run(report, args, targets, workdir)
             except TargetError as error:
                 report.result("target setup", [str(error)])
     print("%s: group %s on CPython %s: %s" % ("FAILED" if report.failures else "PASSED", args.group, version,
                                               "%d failures" % report.failures if report.failures else "all checks ok"))
     return 1 if report.failures else 0
+
+
+def main():
+    groups = {"frames": group_frames, "threads": group_threads, "spin": group_spin,
+              "errors": itest_bad_targets.group_errors, "common": itest_bad_targets.group_common}
+    return run_group(__doc__.split("\n")[0], list(groups), "pyframes-itest-",
+                     lambda report, args, targets, workdir: groups[args.group](report, args, targets))
 
 
 if __name__ == "__main__":

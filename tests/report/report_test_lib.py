@@ -16,13 +16,23 @@ SCENARIOS = os.path.join(os.path.dirname(HERE), "scenarios")
 LIBRARY_PATHS = "/ncclpy.py:/scenario_lib.py"
 
 
-class Failure(Exception):
-    pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402,F401  (the drivers beside this one import them from here)
 
 
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
+def run_checks(name, prefix, body, passed):
+    """Runs body(work) in a new temporary directory: prints "ok NAME: PASSED" and removes it, or
+    "FAIL NAME: why" and keeps it to look at. Returns the exit status."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    try:
+        body(work)
+    except Failure as e:
+        print("FAIL %s: %s" % (name, e))
+        print("(kept in %s)" % work)
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    print("ok %s: %s" % (name, passed))
+    return 0
 
 
 class Workspace(object):

@@ -9,12 +9,10 @@ import argparse
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-from report_test_lib import Failure, expect
+from report_test_lib import expect, run_checks
 
 
 def run(command, **kw):
@@ -27,8 +25,8 @@ def main():
     p.add_argument("--hangshim", required=True)
     p.add_argument("--fixture", required=True)
     args = p.parse_args()
-    work = tempfile.mkdtemp(prefix="hangshim-bad-")
-    try:
+
+    def body(work):
         ledgers = os.path.join(work, "ledgers")
         os.mkdir(ledgers, 0o700)
         made = run([args.fixture, "job", ledgers, "--ranks", "4", "--collectives", "20"])
@@ -86,13 +84,8 @@ def main():
                "only a bad ledger: exit %d: %s" % (nothing.returncode, nothing.stderr))
         usage = run([args.hangshim, "report", "--rank", "x"])
         expect(usage.returncode == 2 and "--rank" in usage.stderr, "usage error: %d %s" % (usage.returncode, usage.stderr))
-    except Failure as e:
-        print("FAIL bad inputs: %s" % e)
-        print("(kept in %s)" % work)
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    print("ok bad inputs: one line per bad file, the verdict of the good ones")
-    return 0
+
+    return run_checks("bad inputs", "hangshim-bad-", body, "one line per bad file, the verdict of the good ones")
 
 
 if __name__ == "__main__":

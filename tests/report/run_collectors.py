@@ -10,12 +10,10 @@ ledgers is reported, not fatal.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-from report_test_lib import HERE, Failure, expect
+from report_test_lib import HERE, expect, run_checks
 
 VERDICT = "HANG: rank 4 never issued all_reduce #50 on comm world (8 ranks)"
 
@@ -26,8 +24,8 @@ def main():
     p.add_argument("--fixture", required=True)
     p.add_argument("--scripts", required=True)
     args = p.parse_args()
-    work = tempfile.mkdtemp(prefix="hangshim-collect-")
-    try:
+
+    def body(work):
         nodes = os.path.join(work, "nodes")
         os.mkdir(nodes)
         made = subprocess.run([args.fixture, "job", nodes, "--ranks", "8", "--nodes", "2", "--collectives", "50"])
@@ -85,13 +83,8 @@ def main():
         nojob = subprocess.run([slurm, "--nodes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                universal_newlines=True)
         expect(nojob.returncode == 2 and "--jobid" in nojob.stderr, "no job id: %d %s" % (nojob.returncode, nojob.stderr))
-    except Failure as e:
-        print("FAIL collectors: %s" % e)
-        print("(kept in %s)" % work)
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    print("ok collectors: srun, pdsh and ssh routes give the verdict")
-    return 0
+
+    return run_checks("collectors", "hangshim-collect-", body, "srun, pdsh and ssh routes give the verdict")
 
 
 if __name__ == "__main__":

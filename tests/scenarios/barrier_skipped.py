@@ -15,10 +15,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
-BATCH = 2
 STEPS = 5
-GRAD = 16
 SAVE_EVERY = 2
 
 
@@ -26,22 +25,22 @@ def save_checkpoint(model, step):
     print("rank 0: saved checkpoint at step %d (%d weights)" % (step + 1, len(model.weights)))
 
 
+def checkpoint(model, rank, world_size, step):
+    if (step + 1) % SAVE_EVERY == 0:
+        if rank == 0:
+            save_checkpoint(model, step)  # ... and no barrier() here
+        else:
+            dist.barrier()  # site: wait_for_checkpoint
+
+
 def train(model, loader):
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grad = model.backward(batch)
-        dist.all_reduce(grad)  # site: grad_sync
-        model.step(grad, world_size)
-        if (step + 1) % SAVE_EVERY == 0:
-            if rank == 0:
-                save_checkpoint(model, step)  # ... and no barrier() here
-            else:
-                dist.barrier()  # site: wait_for_checkpoint
+    training.data_parallel(model, loader, after_step=checkpoint)
 
 
 def state_truth(world_size):
     seq = SAVE_EVERY + 1
-    ranks = {0: lab.in_collective("all_reduce", "world", seq, lab.site("grad_sync"), SAVE_EVERY + 1, count=GRAD)}
+    ranks = {0: lab.in_collective("all_reduce", "world", seq, training.grad_sync_site(), SAVE_EVERY + 1,
+                                    count=training.GRAD)}
     for r in range(1, world_size):
         ranks[r] = lab.in_collective("barrier", "world", seq, lab.site("wait_for_checkpoint"), 1, count=1)
     return lab.write_truth(
@@ -52,12 +51,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    train(lab.Model(GRAD), lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, train)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
-BATCH = 2
 STEPS = 4
-GRAD = 16
 SYNC_EVERY = 2
 
 
@@ -25,25 +24,22 @@ def elect_leader(rank, world_size):
     return 1 if rank == world_size - 1 else 0  # the culprit's configuration is stale
 
 
-def train(model, loader, leader):
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grad = model.backward(batch)
-        dist.all_reduce(grad)  # site: grad_sync
-        model.step(grad, world_size)
-        if (step + 1) % SYNC_EVERY == 0:
-            params = dist.tensor(model.weights[:8])
-            dist.broadcast(params, src=leader)  # site: param_sync
+def param_sync(model, rank, world_size, step):
+    if (step + 1) % SYNC_EVERY == 0:
+        params = dist.tensor(model.weights[:8])
+        dist.broadcast(params, src=elect_leader(rank, world_size))  # site: param_sync
+
+
+def train(model, loader):
+    training.data_parallel(model, loader, after_step=param_sync)
 
 
 def state_truth(world_size):
     culprit = world_size - 1
     seq = SYNC_EVERY + 1
-    ranks = {}
-    for r in range(world_size):
-        state = lab.in_collective("broadcast", "world", seq, lab.site("param_sync"), 1, count=8)
-        state["root"] = elect_leader(r, world_size)
-        ranks[r] = state
+    ranks = {r: dict(lab.in_collective("broadcast", "world", seq, lab.site("param_sync"), 1, count=8),
+                     root=elect_leader(r, world_size))
+             for r in range(world_size)}
     return lab.write_truth(
         __file__, "root_mismatch",
         "Rank %d broadcasts from root 1 at broadcast #%d where the others use root 0: every rank "
@@ -52,13 +48,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    loader = lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH)
-    train(lab.Model(GRAD), loader, elect_leader(rank, world_size))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, train)
 
 
 if __name__ == "__main__":

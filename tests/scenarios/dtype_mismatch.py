@@ -11,12 +11,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
-BATCH = 2
 STEPS = 4
-GRAD = 16
 BAD_STEP = 2
 
 
@@ -25,19 +23,12 @@ def grad_dtype(rank, world_size, step):
 
 
 def train(model, loader):
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grads = model.backward(batch, dtype=grad_dtype(rank, world_size, step))
-        dist.all_reduce(grads)  # site: grad_sync
-        model.step(grads, world_size)
+    training.data_parallel(model, loader, grads_options=lambda r, w, step: {"dtype": grad_dtype(r, w, step)})
 
 
 def state_truth(world_size):
     culprit = world_size - 1
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", BAD_STEP, lab.site("grad_sync"), BAD_STEP,
-                                     count=GRAD, dtype=grad_dtype(r, world_size, BAD_STEP - 1))
+    ranks = training.all_in_grad_sync(world_size, BAD_STEP, lambda r: {"dtype": grad_dtype(r, world_size, BAD_STEP - 1)})
     return lab.write_truth(
         __file__, "dtype_mismatch",
         "Rank %d all-reduces float16 gradients at all_reduce #%d where the others use float32: "
@@ -46,12 +37,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    train(lab.Model(GRAD), lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, train)
 
 
 if __name__ == "__main__":

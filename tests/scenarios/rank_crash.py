@@ -12,12 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
-BATCH = 2
 STEPS = 5
-GRAD = 16
 CRASH_STEP = 3
 
 
@@ -27,24 +25,14 @@ def check_memory(rank, world_size, step):
 
 
 def train(model, loader):
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grad = model.backward(batch)
-        check_memory(rank, world_size, step)
-        dist.all_reduce(grad)  # site: grad_sync
-        model.step(grad, world_size)
+    training.data_parallel(model, loader, before_sync=check_memory)
 
 
 def state_truth(world_size):
     culprit = world_size - 1
-    grad_sync = lab.site("grad_sync")
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", CRASH_STEP, grad_sync, CRASH_STEP, count=GRAD)
-    ranks[culprit] = {
-        "state": "exited", "exit_code": 1, "callsite": lab.site("crash"),
-        "last_collective": lab.last_collective("all_reduce", "world", CRASH_STEP - 1, grad_sync, CRASH_STEP - 1),
-    }
+    ranks = training.all_in_grad_sync(world_size, CRASH_STEP)
+    ranks[culprit] = {"state": "exited", "exit_code": 1, "callsite": lab.site("crash"),
+                      "last_collective": training.last_grad_sync(CRASH_STEP - 1)}
     return lab.write_truth(
         __file__, "rank_exited",
         "Rank %d raised at step %d and exited (status 1) after all_reduce #%d; the others wait for "
@@ -53,12 +41,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    train(lab.Model(GRAD), lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, train)
 
 
 if __name__ == "__main__":

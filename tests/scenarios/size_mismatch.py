@@ -12,12 +12,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
-BATCH = 2
 STEPS = 5
-GRAD = 16
+GRAD = training.GRAD
 UNUSED = 4
 BAD_STEP = 3  # 1-based step from which the culprit drops the unused parameter
 
@@ -29,19 +28,13 @@ def bucket_size(rank, world_size, step):
 
 
 def train(model, loader):
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grads = model.backward(batch, size=bucket_size(rank, world_size, step))
-        dist.all_reduce(grads)  # site: grad_sync
-        model.step(grads, world_size)
+    training.data_parallel(model, loader, grads_options=lambda r, w, step: {"size": bucket_size(r, w, step)})
 
 
 def state_truth(world_size):
     culprit = world_size - 1
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", BAD_STEP, lab.site("grad_sync"), BAD_STEP,
-                                     count=bucket_size(r, world_size, BAD_STEP - 1), dtype="float32")
+    ranks = training.all_in_grad_sync(
+        world_size, BAD_STEP, lambda r: {"count": bucket_size(r, world_size, BAD_STEP - 1), "dtype": "float32"})
     return lab.write_truth(
         __file__, "count_mismatch",
         "Rank %d all-reduces %d values at all_reduce #%d where the others all-reduce %d: every "
@@ -50,12 +43,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    train(lab.Model(GRAD), lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, train)
 
 
 if __name__ == "__main__":

@@ -14,17 +14,15 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import ncclpy as dist  # noqa: E402
 import scenario_lib as lab  # noqa: E402
+import training  # noqa: E402
 
 try:
     import queue
 except ImportError:  # pragma: no cover
     import Queue as queue
 
-BATCH = 2
 STEPS = 5
-GRAD = 16
 STALL_STEP = 3  # 1-based step whose batch never arrives on the culprit
 
 
@@ -63,24 +61,15 @@ def culprit_of(world_size):
     return world_size // 2
 
 
-def train(model, loader):
-    world_size = dist.get_world_size()
-    for step, batch in enumerate(loader):
-        grad = model.backward(batch)
-        dist.all_reduce(grad)  # site: grad_sync
-        model.step(grad, world_size)
+def prefetching(rank, world_size, loader):
+    return PrefetchLoader(list(loader), STALL_STEP - 1 if rank == culprit_of(world_size) else None)
 
 
 def state_truth(world_size):
     culprit = culprit_of(world_size)
-    grad_sync = lab.site("grad_sync")
-    ranks = {}
-    for r in range(world_size):
-        ranks[r] = lab.in_collective("all_reduce", "world", STALL_STEP, grad_sync, STALL_STEP, count=GRAD)
-    ranks[culprit] = {
-        "state": "outside_nccl", "callsite": lab.site("loader_wait"), "threads": [lab.site("worker_stall")],
-        "last_collective": lab.last_collective("all_reduce", "world", STALL_STEP - 1, grad_sync, STALL_STEP - 1),
-    }
+    ranks = training.all_in_grad_sync(world_size, STALL_STEP)
+    ranks[culprit] = {"state": "outside_nccl", "callsite": lab.site("loader_wait"),
+                      "threads": [lab.site("worker_stall")], "last_collective": training.last_grad_sync(STALL_STEP - 1)}
     return lab.write_truth(
         __file__, "stuck_outside_nccl",
         "Rank %d's data loader worker never delivers batch %d: the rank waits for it outside NCCL "
@@ -89,14 +78,7 @@ def state_truth(world_size):
 
 
 def main():
-    rank, world_size = lab.env_int("RANK"), lab.env_int("WORLD_SIZE")
-    state_truth(world_size)
-    dist.set_device(lab.env_int("LOCAL_RANK"))
-    dist.init_process_group("nccl")
-    batches = list(lab.ShardedLoader(world_size * BATCH * STEPS, rank, world_size, BATCH))
-    stall = STALL_STEP - 1 if rank == culprit_of(world_size) else None
-    train(lab.Model(GRAD), PrefetchLoader(batches, stall))
-    dist.destroy_process_group()
+    training.run(state_truth, STEPS, training.data_parallel, wrap_loader=prefetching)
 
 
 if __name__ == "__main__":

@@ -31,28 +31,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(os.path.dirname(HERE), "scenarios")
-LIBRARY_PATHS = "/ncclpy.py:/scenario_lib.py"  # the scenarios' library frames, as in tests/report
 
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
-
-
-def rank_text(ranks):
-    """[0, 1, 2, 5] -> "0-2,5", as the report and pyframes write rank lists."""
-    ranks, out, i = sorted(set(ranks)), [], 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        out.append(str(ranks[i]) if i == j else "%d-%d" % (ranks[i], ranks[j]))
-        i = j + 1
-    return ",".join(out)
+# The report tests' helpers: the scenarios' library paths and rank lists as the report writes them.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "report"))
+from report_test_lib import LIBRARY_PATHS, Failure, expect, rank_text  # noqa: E402
 
 
 def parse_ranks(text):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_shim_case import Case, Failure, expect  # noqa: E402
+from run_shim_case import case_arguments, expect, run_case  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "callsite_program.py")
 
@@ -105,24 +105,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--python", required=True)
     p.add_argument("--helper", required=True)
-    p.add_argument("--shim", required=True)
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--driver", required=True)
-    p.add_argument("--fakenccl", required=True)
-    args = p.parse_args()
-    c = Case(args)
-    try:
+    args = case_arguments(p)
+
+    def body(c):
         check_calls(c, args.python, args.helper)
         for path in c.ledger_files():
             os.unlink(path)
         check_stall(c, args.python)
-    except Failure as e:
-        print("FAIL callsite (%s): %s" % (args.python, e))
-        print("(ledgers kept in %s)" % c.ledgers)
-        return 1
-    c.cleanup()
-    print("ok callsite %s" % args.python)
-    return 0
+    return run_case(args, body, "callsite (%s)" % args.python, "callsite %s" % args.python)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_shim_case import Case, Failure, expect  # noqa: E402
+from run_shim_case import case_arguments, expect, run_case  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STALL_SECONDS = 1
@@ -115,14 +115,10 @@ def main():
     p.add_argument("--python", required=True)
     p.add_argument("--ranks", type=int, default=3)
     p.add_argument("--stream", action="store_true")
-    p.add_argument("--shim", required=True)
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--driver", required=True)
-    p.add_argument("--fakenccl", required=True)
-    args = p.parse_args()
-    c = Case(args)
+    args = case_arguments(p)
     name = os.path.basename(args.scenario)
-    try:
+
+    def body(c):
         truth_path = os.path.join(c.dir, "truth.json")
         launch = os.path.join(os.path.dirname(os.path.abspath(args.scenario)), "launch.py")
         extra = ["HANGSHIM_STALL_SECONDS=%d" % STALL_SECONDS, "HANGSHIM_POLL_MS=20",
@@ -148,13 +144,7 @@ def main():
             check_rank(c, int(rank_text), ledgers[int(rank_text)], want, output)
         if not truth["hang"]:
             expect("stalled" not in output, "a healthy run reported a stall:\n%s" % output[-2000:])
-    except Failure as e:
-        print("FAIL %s: %s" % (name, e))
-        print("(ledgers kept in %s)" % c.ledgers)
-        return 1
-    c.cleanup()
-    print("ok %s (%d ranks%s)" % (name, args.ranks, ", stream" if args.stream else ""))
-    return 0
+    return run_case(args, body, name, "%s (%d ranks%s)" % (name, args.ranks, ", stream" if args.stream else ""))
 
 
 if __name__ == "__main__":

@@ -19,13 +19,8 @@ import tempfile
 import time
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402,F401  (the drivers beside this one import them from here)
 
 
 class Case(object):
@@ -354,24 +349,33 @@ CASES = {"nested": case_nested, "simulate": case_simulate, "results": case_resul
          "exec": case_exec, "init_all": case_init_all}
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True, choices=sorted(CASES))
-    p.add_argument("--shim", required=True)
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--driver", required=True)
-    p.add_argument("--fakenccl", required=True)
-    args = p.parse_args()
+def case_arguments(parser):
+    """The options every shim case driver takes: the programs and libraries under test."""
+    for option in ("--shim", "--hangshim", "--driver", "--fakenccl"):
+        parser.add_argument(option, required=True)
+    return parser.parse_args()
+
+
+def run_case(args, body, name, passed=None):
+    """Runs body(case) in a fresh Case: prints "ok PASSED" (default: name) or "FAIL NAME: why",
+    keeping the ledgers of a failed case to look at; returns the exit status."""
     c = Case(args)
     try:
-        CASES[args.case](c)
+        body(c)
     except Failure as e:
-        print("FAIL %s: %s" % (args.case, e))
+        print("FAIL %s: %s" % (name, e))
         print("(ledgers kept in %s)" % c.ledgers)
         return 1
     c.cleanup()
-    print("ok %s" % args.case)
+    print("ok %s" % (passed or name))
     return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--case", required=True, choices=sorted(CASES))
+    args = case_arguments(p)
+    return run_case(args, CASES[args.case], args.case)
 
 
 if __name__ == "__main__":

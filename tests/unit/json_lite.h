@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "pyframes/utf8.h"
+
 namespace json_lite {
 
 struct Value {
@@ -77,21 +79,7 @@ class Parser {
               at_ += 6;
               code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
             }
-            if (code < 0x80) {
-              out += static_cast<char>(code);
-            } else if (code < 0x800) {
-              out += static_cast<char>(0xC0 | (code >> 6));
-              out += static_cast<char>(0x80 | (code & 0x3F));
-            } else if (code < 0x10000) {
-              out += static_cast<char>(0xE0 | (code >> 12));
-              out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-              out += static_cast<char>(0x80 | (code & 0x3F));
-            } else {
-              out += static_cast<char>(0xF0 | (code >> 18));
-              out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-              out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-              out += static_cast<char>(0x80 | (code & 0x3F));
-            }
+            pyframes::render::append_utf8(out, code);
             break;
           }
           default: out += e; break;

@@ -10,9 +10,9 @@
 #include "../report/synth_ledgers.h"
 #include "ledger_test_util.h"
 #include "report/diagnose.h"
-#include "report/liveness.h"
-#include "report/load_inputs.h"
-#include "report/phrases.h"
+#include "report/inputs/liveness.h"
+#include "report/inputs/load_inputs.h"
+#include "report/wording/phrases.h"
 
 namespace report_test {
 

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli_support/app.h"
-#include "cli_support/options.h"
+#include "command/app.h"
+#include "command/options.h"
 #include "mini_json.h"
 #include "model_samples.h"
 #include "pyframes/render.h"

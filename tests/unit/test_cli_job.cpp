@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_support/app.h"
-#include "cli_support/job_targets.h"
-#include "cli_support/options.h"
+#include "command/app.h"
+#include "command/job_targets.h"
+#include "command/options.h"
 #include "mini_json.h"
 #include "model_samples.h"
 #include "pyframes/render.h"

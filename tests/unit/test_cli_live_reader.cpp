@@ -5,11 +5,10 @@
 #include <chrono>
 #include <thread>
 
-#include "cli_support/live_reader.h"
+#include "pyframes/live_reader.h"
 #include "model_samples.h"
 
 using namespace pyframes;
-using namespace pyframes::cli;
 
 namespace {
 bool gone(int64_t) { return true; }

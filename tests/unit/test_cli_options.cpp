@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_support/options.h"
+#include "command/options.h"
 
 using namespace pyframes;
 using namespace pyframes::cli;

@@ -15,7 +15,7 @@
 #include "discovery/version_detect.h"
 #include "elf/elf_file.h"
 #include "elf/loaded_module.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "nm_symbols.h"
 #include "python_process.h"
 #include "run_program.h"

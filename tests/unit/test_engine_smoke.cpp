@@ -16,7 +16,7 @@
 
 #include "json_lite.h"
 #include "memory/process_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "pyframes/callsite.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"

@@ -8,7 +8,7 @@
 #include "pyframes/json_reader.h"
 #include "pyframes/json_writer.h"
 #include "pyframes/render.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 using namespace pyframes;
 

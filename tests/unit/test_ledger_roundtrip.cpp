@@ -105,9 +105,7 @@ TEST_CASE("ledger: header, communicators, records and call-sites read back as wr
 
 TEST_CASE("ledger: the ring keeps the newest records in order after wrapping") {
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 16;
-  auto w = ledger_test::make_writer(dir.file("wrap.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("wrap.ledger"), {.ring_capacity = 16});
   REQUIRE(w);
   for (uint64_t i = 1; i <= 100; ++i) {
     RecordStart s;
@@ -155,9 +153,7 @@ TEST_CASE("ledger: files are private and never written through a planted link") 
 
 TEST_CASE("ledger: a full string pool or table drops call-sites and says so") {
   TempDir dir;
-  Geometry g;
-  g.callsite_capacity = 2;
-  auto w = ledger_test::make_writer(dir.file("full.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("full.ledger"), {.callsite_capacity = 2});
   REQUIRE(w);
   FrameText frame[] = {{"/a.py", "f", 1, 0}};
   CHECK(w->add_callsite(frame, 0, 0, 1) == 1);

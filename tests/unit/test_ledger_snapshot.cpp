@@ -49,9 +49,7 @@ void fill(Writer& w, int records) {
 
 TEST_CASE("ledger snapshot: the copy parses like the file itself") {
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 32;
-  auto w = ledger_test::make_writer(dir.file("s.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("s.ledger"), {.ring_capacity = 32});
   REQUIRE(w);
   fill(*w, 50);  // wrapped: the copied slots run across the end of the ring
   auto direct = parse_ledger(&w->header(), w->file_size(), "mapped");
@@ -68,9 +66,7 @@ TEST_CASE("ledger snapshot: the copy parses like the file itself") {
 
 TEST_CASE("ledger snapshot: a record left half-written by a killed writer is skipped as busy") {
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 16;
-  auto w = ledger_test::make_writer(dir.file("k.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("k.ledger"), {.ring_capacity = 16});
   REQUIRE(w);
   fill(*w, 3);
   RecordStart s;

@@ -52,9 +52,8 @@ const char* check(const CallRecord& r) {
 
 TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 64;  // small: slots are overwritten thousands of times per second
-  auto w = ledger_test::make_writer(dir.file("torn.ledger"), g);
+  // A small ring: its slots are overwritten thousands of times per second.
+  auto w = ledger_test::make_writer(dir.file("torn.ledger"), {.ring_capacity = 64});
   REQUIRE(w);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> next_value{1000};

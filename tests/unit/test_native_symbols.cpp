@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/build_id.h"
+#include "elf/build_id.h"
 #include "file_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "native/eh_frame_table.h"
 #include "native/symbolizer.h"
 #include "nm_symbols.h"

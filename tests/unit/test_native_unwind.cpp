@@ -18,7 +18,7 @@
 
 #include "core_test_support.h"
 #include "memory/process_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "native/native_reader.h"
 #include "process/thread_lock.h"
 #include "pyframes/core.h"

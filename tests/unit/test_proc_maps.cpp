@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 
 using namespace pyframes;
 

@@ -6,7 +6,7 @@
 #include "model_samples.h"
 #include "pyframes/json_writer.h"
 #include "pyframes/render.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 using namespace pyframes;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "report/rank_ranges.h"
+#include "report/analysis/rank_ranges.h"
 
 using hangshim::report::format_ranks;
 using hangshim::report::ranks_phrase;

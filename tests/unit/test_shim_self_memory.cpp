@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/self_memory.h"
+#include "pyframes/self_memory.h"
 
 using pyframes::ReadStatus;
 using pyframes::SelfMemory;

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "model_samples.h"
-#include "pyframes/thread_state.h"
+#include "pyframes/thread_activity.h"
 
 using namespace pyframes;
 

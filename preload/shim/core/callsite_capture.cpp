@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "pyframes/pyframes.h"
 #include "shim/core/hash.h"
 #include "shim/core/log.h"

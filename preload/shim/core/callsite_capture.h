@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "ledger/writer.h"
-#include "memory/self_memory.h"
+#include "pyframes/self_memory.h"
 #include "pyframes/callsite.h"
 #include "pyframes/layout.h"
 #include "pyframes/target.h"

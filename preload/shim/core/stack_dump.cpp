@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "memory/self_memory.h"
+#include "pyframes/self_memory.h"
 #include "pyframes/callsite.h"
 #include "pyframes/layout.h"
 #include "shim/core/callsite_capture.h"

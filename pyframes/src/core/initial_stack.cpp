@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "text/split.h"
+
 namespace pyframes::core {
 
 namespace {
@@ -95,15 +97,7 @@ std::optional<InitialStack> read_initial_stack(const Memory& memory, const CoreF
 }
 
 std::vector<std::string> split_psargs(const std::string& psargs) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < psargs.size()) {
-    size_t end = psargs.find(' ', start);
-    if (end == std::string::npos) end = psargs.size();
-    if (end > start) out.push_back(psargs.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
+  return pyframes::text::split(psargs, ' ', false);
 }
 
 }  // namespace pyframes::core

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/build_id.h"
+#include "elf/build_id.h"
 #include "core/unique_fd.h"
 #include "pyframes/core.h"
 #include "pyframes/module_map.h"

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "pyframes/json_reader.h"
+#include "pyframes/utf8.h"
 
 namespace pyframes {
 
@@ -134,24 +135,6 @@ class JsonParser {
     }
   }
 
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   bool hex4(uint32_t& out) {
     if (text_.size() - pos_ < 4) return fail("short \\u escape");
     out = 0;
@@ -181,13 +164,13 @@ class JsonParser {
       uint32_t low = 0;
       if (!hex4(low)) return false;
       if (low >= 0xDC00 && low <= 0xDFFF) {
-        append_utf8(out, 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00));
+        render::append_utf8(out, 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00));
         return true;
       }
-      append_utf8(out, 0xFFFD);
+      render::append_utf8(out, 0xFFFD);
       cp = low;
     }
-    append_utf8(out, cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFD : cp);
+    render::append_utf8(out, cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFD : cp);
     return true;
   }
 

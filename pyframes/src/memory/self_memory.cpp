@@ -1,4 +1,4 @@
-#include "memory/self_memory.h"
+#include "pyframes/self_memory.h"
 
 #include <fcntl.h>
 #include <sys/uio.h>

@@ -1,4 +1,4 @@
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <optional>
 
-#include "core/build_id.h"
+#include "elf/build_id.h"
 
 namespace pyframes::native {
 

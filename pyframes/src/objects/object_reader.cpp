@@ -5,31 +5,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pyframes/utf8.h"
+
 namespace pyframes {
 
 namespace {
 
 constexpr size_t kMaxTypeName = 256;
-
-void append_utf8(std::string& out, uint32_t code) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code <= 0x10FFFF) {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += "\xEF\xBF\xBD";  // U+FFFD for values no code point has
-  }
-}
 
 Error corrupt(const Memory& memory, uint64_t object, const std::string& what) {
   return make_error(ErrorKind::Corrupt, fmt::format("{} at {:#x} in {}", what, object, memory.describe()));
@@ -135,7 +117,7 @@ Result<std::string> ObjectReader::str(uint64_t object, size_t max_chars, bool tr
     } else {
       std::memcpy(&code, raw.data() + i * 4, 4);
     }
-    append_utf8(out, code);
+    render::append_utf8(out, code);
   }
   return out;
 }

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <fmt/format.h>
 
+#include "text/split.h"
+
 namespace pyframes {
 
 std::optional<std::string> read_proc_text(const std::string& path, size_t max) {
@@ -25,22 +27,6 @@ std::optional<std::string> read_proc_text(const std::string& path, size_t max) {
   return text;
 }
 
-namespace {
-
-std::vector<std::string> split_nul(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\0', start);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string proc_executable(pid_t pid) {
   char buffer[4096];
   std::string link = fmt::format("/proc/{}/exe", pid);
@@ -56,14 +42,14 @@ std::string proc_executable(pid_t pid) {
 
 std::vector<std::string> proc_command_line(pid_t pid) {
   auto text = read_proc_text(fmt::format("/proc/{}/cmdline", pid));
-  return text ? split_nul(*text) : std::vector<std::string>{};
+  return text ? pyframes::text::split(*text, '\0') : std::vector<std::string>{};
 }
 
 std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name) {
   auto text = read_proc_text(fmt::format("/proc/{}/environ", pid), 1 << 22);
   if (!text) return std::nullopt;
   std::string prefix = name + "=";
-  for (const auto& entry : split_nul(*text)) {
+  for (const auto& entry : pyframes::text::split(*text, '\0')) {
     if (entry.rfind(prefix, 0) == 0) return entry.substr(prefix.size());
   }
   return std::nullopt;

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "pyframes/render.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 namespace pyframes {
 

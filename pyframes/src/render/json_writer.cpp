@@ -4,7 +4,7 @@
 
 #include <cassert>
 
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 namespace pyframes {
 

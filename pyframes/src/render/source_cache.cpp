@@ -8,7 +8,8 @@
 #include <string_view>
 
 #include "pyframes/render.h"
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
+#include "text/split.h"
 
 namespace pyframes {
 
@@ -37,15 +38,7 @@ std::optional<std::string> read_regular_file(const std::string& path, size_t max
 
 std::vector<std::string> split_lines(std::string_view content) {
   if (content.substr(0, 3) == "\xEF\xBB\xBF") content.remove_prefix(3);  // UTF-8 byte order mark
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < content.size()) {
-    size_t end = content.find('\n', start);
-    if (end == std::string_view::npos) end = content.size();
-    lines.emplace_back(content.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
+  return pyframes::text::split(content, '\n');
 }
 
 std::string_view trim(std::string_view text) {

@@ -1,4 +1,4 @@
-#include "render/utf8.h"
+#include "pyframes/utf8.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +18,26 @@ bool printable_ascii(std::string_view text) {
   return true;
 }
 }  // namespace
+
+void append_utf8(std::string& out, uint32_t code) {
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xE0 | (code >> 12));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else if (code <= 0x10FFFF) {
+    out += static_cast<char>(0xF0 | (code >> 18));
+    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  } else {
+    out += kReplacement;  // values no code point has
+  }
+}
 
 size_t utf8_sequence_length(std::string_view text, size_t i) {
   auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };

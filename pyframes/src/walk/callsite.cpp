@@ -3,7 +3,7 @@
 #include "objects/object_reader.h"
 #include "walk/code_info.h"
 #include "walk/frame_chain.h"
-#include "walk/thread_states.h"
+#include "walk/interpreters.h"
 
 namespace pyframes {
 

@@ -14,7 +14,7 @@
 #include "walk/locals.h"
 #include "walk/native_thread_id.h"
 #include "walk/thread_names.h"
-#include "walk/thread_states.h"
+#include "walk/interpreters.h"
 
 namespace pyframes {
 

@@ -157,10 +157,7 @@ FAKECUDA_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
 }
 
 FAKECUDA_EXPORT CUresult cuCtxSynchronize() {
-  return guarded([] {
-    Driver& d = driver();
-    std::unique_lock lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([](Driver& d, std::unique_lock<std::mutex>& lock) {
     Context* ctx = current_context();
     if (ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     Marks marks;

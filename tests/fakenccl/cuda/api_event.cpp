@@ -10,10 +10,7 @@ namespace {
 constexpr unsigned kEventFlags = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
 
 CUresult record(CUevent hEvent, CUstream hStream, unsigned int flags) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>&) {
     if ((flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<EventState> e = find_event(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
@@ -26,10 +23,7 @@ CUresult record(CUevent hEvent, CUstream hStream, unsigned int flags) {
 }
 
 CUresult destroy(CUevent hEvent) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver& d, std::unique_lock<std::mutex>&) {
     return d.events.erase(hEvent) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
@@ -37,10 +31,7 @@ CUresult destroy(CUevent hEvent) {
 }  // namespace
 
 FAKECUDA_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver& d, std::unique_lock<std::mutex>&) {
     if (phEvent == nullptr || (Flags & ~kEventFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
     if (current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     auto event = std::make_shared<EventState>();
@@ -61,10 +52,7 @@ FAKECUDA_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hS
 }
 
 FAKECUDA_EXPORT CUresult cuEventQuery(CUevent hEvent) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>&) {
     std::shared_ptr<EventState> e = find_event(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
     return !e->recorded || marks_done(*e->marks) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -72,10 +60,7 @@ FAKECUDA_EXPORT CUresult cuEventQuery(CUevent hEvent) {
 }
 
 FAKECUDA_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::unique_lock lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver& d, std::unique_lock<std::mutex>& lock) {
     std::shared_ptr<EventState> e = find_event(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
     if (!e->recorded) return CUDA_SUCCESS;

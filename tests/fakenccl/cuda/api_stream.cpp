@@ -9,10 +9,7 @@ using namespace fakecuda;
 namespace {
 
 CUresult create_stream(CUstream* phStream, unsigned int flags) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver& d, std::unique_lock<std::mutex>&) {
     if (phStream == nullptr || (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
@@ -30,10 +27,7 @@ void wait_marks(std::unique_lock<std::mutex>& lock, const Marks& marks) {
 }
 
 CUresult synchronize(CUstream hStream) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::unique_lock lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>& lock) {
     std::shared_ptr<StreamState> s = find_stream(hStream);
     if (!s && !is_special_stream(hStream)) return CUDA_ERROR_INVALID_HANDLE;
     wait_marks(lock, marks_now(s));
@@ -42,10 +36,7 @@ CUresult synchronize(CUstream hStream) {
 }
 
 CUresult query(CUstream hStream) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>&) {
     std::shared_ptr<StreamState> s = find_stream(hStream);
     if (!s && !is_special_stream(hStream)) return CUDA_ERROR_INVALID_HANDLE;
     return marks_done(marks_now(s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -53,10 +44,7 @@ CUresult query(CUstream hStream) {
 }
 
 CUresult launch_host_func(CUstream hStream, CUhostFn fn, void* userData) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::unique_lock lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>& lock) {
     if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<StreamState> s = find_stream(hStream);
     if (!s) {
@@ -75,10 +63,7 @@ CUresult launch_host_func(CUstream hStream, CUhostFn fn, void* userData) {
 }
 
 CUresult wait_event(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::unique_lock lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver&, std::unique_lock<std::mutex>& lock) {
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<EventState> e = find_event(hEvent);
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
@@ -97,10 +82,7 @@ CUresult wait_event(CUstream hStream, CUevent hEvent, unsigned int Flags) {
 }
 
 CUresult destroy_stream(CUstream hStream) {
-  return guarded([&] {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+  return initialized_call([&](Driver& d, std::unique_lock<std::mutex>&) {
     std::shared_ptr<StreamState> s = find_stream(hStream);
     if (!s) return CUDA_ERROR_INVALID_HANDLE;
     // Returns at once; the worker finishes the queued work, then exits (as the driver documents).

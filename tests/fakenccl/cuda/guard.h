@@ -3,6 +3,7 @@
 
 #include "driver.h"
 
+#include <mutex>
 #include <new>
 
 namespace fakecuda {
@@ -20,5 +21,17 @@ CUresult guarded(Body&& body) noexcept {
 
 // CUDA_ERROR_NOT_INITIALIZED until cuInit ran, as with the real driver. Caller holds the lock.
 inline CUresult require_init() { return driver().initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+// Most driver calls: guarded, under the driver's lock, and CUDA_ERROR_NOT_INITIALIZED before
+// cuInit. body(driver, lock) may wait on driver.changed with the lock, or release it.
+template <typename Body>
+CUresult initialized_call(Body&& body) noexcept {
+  return guarded([&] {
+    Driver& d = driver();
+    std::unique_lock lock(d.mutex);
+    if (CUresult r = require_init(); r != CUDA_SUCCESS) return r;
+    return body(d, lock);
+  });
+}
 
 }  // namespace fakecuda

@@ -18,15 +18,7 @@ ncclResult_t collective(const char* api, ncclComm_t comm, const CollArgs& args, 
 
 CollArgs coll(OpKind kind, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
               int redop, int root) {
-  CollArgs a;
-  a.kind = kind;
-  a.sendbuff = sendbuff;
-  a.recvbuff = recvbuff;
-  a.count = count;
-  a.datatype = datatype;
-  a.redop = redop;
-  a.root = root;
-  return a;
+  return CollArgs{kind, sendbuff, recvbuff, count, datatype, redop, root};
 }
 
 ncclResult_t point_to_point(const char* api, ncclComm_t comm, const P2pArgs& args, cudaStream_t stream) {
@@ -96,24 +88,12 @@ NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t
 
 NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
          ncclComm_t comm, cudaStream_t stream) {
-  P2pArgs a;
-  a.send = true;
-  a.sendbuff = sendbuff;
-  a.count = count;
-  a.datatype = datatype;
-  a.peer = peer;
-  return point_to_point("ncclSend", comm, a, stream);
+  return point_to_point("ncclSend", comm, P2pArgs{true, sendbuff, nullptr, count, datatype, peer}, stream);
 }
 
 NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
          cudaStream_t stream) {
-  P2pArgs a;
-  a.send = false;
-  a.recvbuff = recvbuff;
-  a.count = count;
-  a.datatype = datatype;
-  a.peer = peer;
-  return point_to_point("ncclRecv", comm, a, stream);
+  return point_to_point("ncclRecv", comm, P2pArgs{false, nullptr, recvbuff, count, datatype, peer}, stream);
 }
 
 NCCL_API(ncclResult_t, ncclGroupStart) {

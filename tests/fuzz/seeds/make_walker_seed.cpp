@@ -12,7 +12,7 @@
 
 #include "../fuzz_support.h"
 #include "memory/process_memory.h"
-#include "modules/proc_maps.h"
+#include "pyframes/proc_maps.h"
 #include "pyframes/callsite.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"

@@ -1,0 +1,83 @@
+// The analysis' working state, shared by the classifiers: the inputs, the communicators as seen
+// across ranks (grouped by key), each rank's situation, and lookups into the ledgers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "report/inputs/inputs.h"
+#include "report/analysis/model.h"
+
+namespace hangshim::report {
+
+struct DiagnoseOptions {
+  uint64_t heartbeat_timeout_ns = 10'000'000'000ull;  // older heartbeat: the process died or froze
+  LibraryPatterns patterns = LibraryPatterns::from_env(nullptr);
+  std::vector<int> only_ranks;        // --rank: show these ranks only (empty: all)
+  std::vector<std::string> only_comms;  // --comm: names or key prefixes (empty: all)
+};
+
+// "Your line" of a call, as interned ids (cheap to compare across ranks).
+struct SiteKey {
+  uint32_t file = UINT32_MAX;
+  int32_t line = 0;
+  bool known() const { return file != UINT32_MAX; }
+  bool operator==(const SiteKey& o) const { return file == o.file && line == o.line; }
+  bool operator<(const SiteKey& o) const { return file != o.file ? file < o.file : line < o.line; }
+};
+
+struct Member {
+  size_t view = 0;                          // index into Inputs::ranks
+  const ledger::CommInfo* info = nullptr;   // its entry for this communicator
+};
+
+struct CommGroup {
+  uint32_t key_kind = 0;
+  uint64_t key = 0;
+  uint64_t created_ns = 0;
+  uint64_t max_completed = 0;   // the highest collective any member saw complete
+  std::vector<Member> members;  // by global rank
+};
+
+class Analysis {
+ public:
+  Analysis(const Inputs& inputs, const DiagnoseOptions& options);
+
+  const Inputs& in;
+  const DiagnoseOptions& options;
+  std::vector<CommGroup> groups;          // parallel to comms
+  std::vector<CommSummary> comms;
+  std::vector<RankSituation> situations;  // parallel to in.ranks
+
+  int rank(size_t view) const { return in.ranks[view].rank; }
+  // The communicator index of a view's comm id, -1 when unknown.
+  int comm_of(size_t view, uint32_t comm_id) const;
+  // A view's record of collective #seq on communicator `comm`, nullptr when not in its ring.
+  const ledger::CallRecord* collective_at(size_t view, int comm, uint64_t seq) const;
+  SiteKey site_key(size_t view, const ledger::CallRecord& record) const;
+  std::optional<Site> site(size_t view, const ledger::CallRecord& record) const;
+  // How many calls this rank issued from call-sites whose user line is `key`.
+  uint64_t line_hits(size_t view, SiteKey key) const;
+  Call call(size_t view, const ledger::CallRecord& record) const;
+  // Whether the record's operation is still pending. A collective completes on all members or
+  // on none: once any member saw #k complete, every member's #k is done, even where the ledger
+  // could not mark it (a process that exited before its watchdog polled the last CUDA event).
+  bool pending(size_t view, const ledger::CallRecord& record) const;
+  // A member's completed count with that rule applied.
+  uint64_t completed(const CommGroup& group, const Member& member) const;
+  Site site_text(SiteKey key, uint32_t function) const;
+  // A view's entry for communicator `comm`, nullptr when it is not a member.
+  const ledger::CommInfo* member_info(size_t view, int comm) const;
+
+ private:
+  void group_comms();
+  void name_comms();
+  void place_ranks();
+  std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
+  std::vector<std::map<uint32_t, int>> comm_ids_;  // per view: comm id -> communicator index
+};
+
+}  // namespace hangshim::report

@@ -1,0 +1,53 @@
+// The classifiers. Each communicator is examined at its first collective that not every member
+// completed (#k); one concept per file decides whether that collective is the problem, and how:
+//   classify_init        members wait in communicator init for ranks that never joined
+//   classify_missing     some members never issued #k
+//   classify_divergence  members issued #k from different lines (barrier skipped, one more
+//                        loop iteration, an extra collective)
+//   classify_mismatch    same line, different op / dtype / count / root / reduce op / iteration
+//   classify_dead        a member died or exited while inside #k
+//   classify_error       #k returned an NCCL error on some members
+//   classify_stall       everything agrees and nobody completes it: transport or GPU
+// resolve_findings (verdict.cpp) then links findings across communicators and picks the cause.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/analysis/analysis.h"
+
+namespace hangshim::report {
+
+// The members of one communicator at collective #seq.
+struct AtSeq {
+  int comm = -1;
+  uint64_t seq = 0;
+  std::vector<size_t> issued;                        // views that issued #seq
+  std::vector<const ledger::CallRecord*> records;    // their record of it (nullptr: out of the ring)
+  std::vector<size_t> missing;                       // views that did not issue it
+};
+
+std::optional<Finding> classify_comm(const Analysis& a, int comm);
+
+std::optional<Finding> classify_init(const Analysis& a, int comm);
+std::optional<Finding> classify_missing(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_dead(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_divergence(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at);
+
+// Links findings across communicators (a rank missing here because it waits there), decides
+// the kinds that depend on where culprits are, and returns the index of the root cause.
+int resolve_findings(const Analysis& a, std::vector<Finding>& findings);
+
+// --- shared helpers ------------------------------------------------------------------------
+std::vector<int> ranks_of(const Analysis& a, const std::vector<size_t>& views);
+// The op most of `at`'s records name ("all_reduce", "barrier"), "" when none is known.
+std::string majority_op(const AtSeq& at);
+// Given values and who holds them, the ranks that deviate from the reference: the largest group,
+// or on a tie the group holding the lowest rank. Sets `reason`.
+std::vector<int> deviating_ranks(const std::vector<ValueGroup>& values, std::string* reason);
+
+}  // namespace hangshim::report

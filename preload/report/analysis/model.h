@@ -1,0 +1,155 @@
+// The diagnosis: a plain model that the analysis builds from the ledgers and the renderers
+// (text for people, JSON for machines) only read. Ranks are global ranks (RANK); communicators
+// are indexes into Diagnosis::comms; call-sites are "your line" (the first frame outside the
+// libraries) with the iteration hint (how many times that call-site issued a call).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pyframes/model.h"
+#include "report/inputs/inputs.h"
+
+namespace hangshim::report {
+
+enum class Kind {
+  Healthy,            // every collective issued was completed: the hang, if any, is not in NCCL
+  MissingRank,        // some ranks never issued collective #k (they are elsewhere in NCCL)
+  StuckOutsideNccl,   // ... because they are alive but not in NCCL at all
+  RankExited,         // ... because they exited
+  HeartbeatLost,      // ... because they died or froze (their ledger stopped its heartbeat)
+  SubgroupHang,       // a sub-group's collective is missing ranks that wait elsewhere
+  ExtraCollective,    // some ranks issued a collective the others never issue
+  IterationMismatch,  // ranks in different iterations of the same call-site
+  OpMismatch,         // collective #k is a different operation on some ranks
+  DtypeMismatch,
+  CountMismatch,
+  RootMismatch,
+  ReduceOpMismatch,
+  Transport,          // every rank issued #k, none completed it: network / GPU, not the program
+  NcclError,          // collective #k returned an error
+  MissingLedgers,     // ranks of the communicator have no ledger here; they may be the cause
+  InitHang,           // ranks wait in ncclCommInit*/Split for members that never joined
+};
+const char* kind_name(Kind kind);  // "missing_rank", ...
+
+// A line of Python: "your line" of a call-site, or of a live stack.
+struct Site {
+  std::string file;
+  std::string function;
+  int line = 0;
+};
+
+// One rank's collective (or the one call it is in).
+struct Call {
+  int comm = -1;            // index into Diagnosis::comms, -1 when unknown
+  std::string op;           // "all_reduce", "barrier", "send", "comm_init_rank", ...
+  uint64_t seq = 0;         // collective (or p2p) number on the communicator, 0 for life cycle
+  std::optional<Site> site;
+  uint64_t iteration = 0;   // the nth call from that call-site; 0 when unknown
+  uint64_t count = 0;
+  std::string dtype;
+  int root = -1;            // rooted collectives: root rank in the communicator; send/recv: peer
+  std::string red_op;
+  uint64_t issued_ns = 0;
+  uint64_t completed_ns = 0;
+  int32_t result = -1;      // ncclResult_t, -1 while inside
+};
+
+enum class RankState {
+  InCollective,   // waiting in a collective (its oldest pending one)
+  InP2P,          // waiting in a send/recv
+  InCommInit,     // inside ncclCommInit*/Split: waiting for the other ranks to join
+  OutsideNccl,    // alive, no call pending
+  Exited,         // the process ran its exit handlers
+  Dead,           // gone without exiting normally (killed, crashed), or heartbeat stopped
+  Unknown,
+};
+const char* rank_state_name(RankState state);
+
+struct RankSituation {
+  int rank = -1;
+  RankState state = RankState::Unknown;
+  std::optional<Call> current;        // the call it waits in
+  std::optional<Call> last;           // the last collective it completed
+  std::optional<Site> now_at;         // its live stack's user line (main thread)
+  std::string now_function;           // the innermost function of that stack
+  int64_t pid = 0;
+  std::string host;
+  Liveness liveness = Liveness::Unknown;
+  uint64_t heartbeat_age_ns = 0;      // 0 when fresh or unknown
+  std::string why_dead;               // Dead: "no heartbeat for 42 s", "pid 1234 is gone"
+  uint64_t waiting_ns = 0;            // how long its current call has been pending
+  bool shown = true;                  // selected by --rank / --comm
+};
+
+// Ranks whose situations read the same (pid, host and times aside).
+struct RankGroup {
+  std::vector<int> ranks;
+  size_t example = 0;  // index into Diagnosis::situations of one member
+};
+
+struct CommSummary {
+  std::string name;        // "world", "world/split1", a commName, or "comm 3439b24d"
+  uint64_t key = 0;
+  std::string key_kind;    // "unique_id", "split", ...
+  int nranks = 0;
+  std::vector<int> ranks;  // global ranks of its members (those with a ledger)
+  std::vector<int> absent; // ranks in the communicator with no ledger here (communicator ranks)
+  int parent = -1;         // index of the communicator it was split from
+  bool subgroup = false;   // smaller than the world, or split from another communicator
+  bool global_ranks = false;  // its ranks are the global ranks (a world made with a unique id)
+  bool shown = true;          // selected by --comm
+  uint64_t issued_min = 0, issued_max = 0, completed_min = 0, completed_max = 0;
+};
+
+// One value of a mismatched attribute and the ranks that used it.
+struct ValueGroup {
+  std::string value;
+  std::vector<int> ranks;
+};
+
+struct Finding {
+  Kind kind = Kind::Healthy;
+  int comm = -1;
+  uint64_t seq = 0;
+  std::string op;                 // the collective at seq (the one the waiting ranks are in)
+  std::vector<int> culprits;      // the ranks that cause it
+  std::vector<int> waiting;       // ranks blocked in collective #seq because of it
+  std::string attribute;          // mismatches: "op", "dtype", "count", "root", "reduce op"
+  std::vector<ValueGroup> values; // mismatches and call-site divergences: who did what
+  std::string reason;             // how the culprits were told apart from the others
+  uint64_t others_ran = 0;        // iteration mismatch: how often the others ran the culprits' line
+  bool never_issued = false;      // the culprits never issued collective #seq (vs. issued it wrong)
+  int blocked_by = -1;            // the finding that holds this one's culprits (they wait there)
+  bool root_cause = true;
+  bool shown = true;              // selected by --rank / --comm (the verdict's is always shown)
+};
+
+// Ranks with the same live main-thread stack.
+struct StackGroup {
+  std::vector<int> ranks;
+  int stacks = -1;  // index into Diagnosis::processes of one of them
+};
+
+struct Diagnosis {
+  Kind verdict = Kind::Healthy;
+  bool problem = false;
+  int primary = -1;                         // the finding the verdict is about
+  std::vector<Finding> findings;
+  std::vector<CommSummary> comms;
+  std::vector<RankSituation> situations;    // one per rank, by rank (all: the verdict reads them)
+  std::vector<RankGroup> groups;            // shown situations merged
+  std::vector<StackGroup> stack_groups;
+  std::vector<pyframes::Process> processes; // live stacks of the shown ranks, in rank order
+  std::vector<std::string> hints;           // what to do next
+  std::vector<InputError> errors;           // files that could not be used
+  std::vector<InputError> damaged;          // files used, with damaged entries skipped
+  std::vector<std::string> warnings;
+  size_t ledgers = 0;
+  uint64_t now_ns = 0;
+};
+
+}  // namespace hangshim::report

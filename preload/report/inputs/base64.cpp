@@ -1,0 +1,67 @@
+#include "report/inputs/base64.h"
+
+namespace hangshim::report {
+
+namespace {
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int decode_char(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+}  // namespace
+
+std::string base64_encode(const unsigned char* data, size_t size) {
+  std::string out;
+  out.reserve((size + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= size; i += 3) {
+    uint32_t v = (uint32_t{data[i]} << 16) | (uint32_t{data[i + 1]} << 8) | data[i + 2];
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (size - i == 1) {
+    uint32_t v = uint32_t{data[i]} << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (size - i == 2) {
+    uint32_t v = (uint32_t{data[i]} << 16) | (uint32_t{data[i + 1]} << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity) {
+  if (text.size() % 4 != 0) return -1;
+  size_t written = 0;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    int a = decode_char(text[i]);
+    int b = decode_char(text[i + 1]);
+    if (a < 0 || b < 0) return -1;
+    int pad = 0;
+    if (last && text[i + 3] == '=') pad = text[i + 2] == '=' ? 2 : 1;
+    int c = pad >= 2 ? 0 : decode_char(text[i + 2]);
+    int d = pad >= 1 ? 0 : decode_char(text[i + 3]);
+    if (c < 0 || d < 0) return -1;
+    uint32_t v = (uint32_t(a) << 18) | (uint32_t(b) << 12) | (uint32_t(c) << 6) | uint32_t(d);
+    size_t n = 3 - static_cast<size_t>(pad);
+    if (written + n > capacity) return -1;
+    out[written++] = static_cast<unsigned char>(v >> 16);
+    if (n > 1) out[written++] = static_cast<unsigned char>(v >> 8);
+    if (n > 2) out[written++] = static_cast<unsigned char>(v);
+  }
+  return static_cast<int64_t>(written);
+}
+
+}  // namespace hangshim::report

@@ -1,0 +1,200 @@
+// Reading an export (export_format.h) back into RankViews: every ledger it carries is rebuilt
+// byte for byte and parsed by the same untrusted reader as a file; the exporting node's
+// judgement of liveness and its live stacks come along.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ledger/reader.h"
+#include "report/inputs/base64.h"
+#include "report/inputs/export_format.h"
+#include "pyframes/json_reader.h"
+#include "report/inputs/load_inputs.h"
+
+namespace hangshim::report {
+
+namespace {
+
+constexpr uint64_t kMaxExportBytes = 1ull << 30;
+// The largest file a writer can make (the reader's bounds on every section), rounded up.
+constexpr uint64_t kMaxLedgerBytes =
+    ledger::kHeaderSize + uint64_t{ledger::kMaxCommCapacity} * sizeof(ledger::CommEntry) +
+    uint64_t{ledger::kMaxRingCapacity} * sizeof(ledger::RingEntry) +
+    uint64_t{ledger::kMaxCallsiteCapacity} * ledger::callsite_entry_size(ledger::kMaxCallsiteDepth) +
+    ledger::kMaxStringsSize + (1u << 20);
+
+using pyframes::JsonValue;
+
+std::string str_of(const JsonValue& object, std::string_view key, std::string fallback = {}) {
+  const JsonValue* v = object.find(key);
+  const std::string* text = v != nullptr ? v->string() : nullptr;
+  return text != nullptr ? *text : fallback;
+}
+
+uint64_t u64_of(const JsonValue& object, std::string_view key, uint64_t fallback) {
+  const JsonValue* v = object.find(key);
+  return v != nullptr ? v->uint64().value_or(fallback) : fallback;
+}
+
+std::string error_text(const pyframes::Error& e) {
+  return e.hint.empty() ? e.message : fmt::format("{} ({})", e.message, e.hint);
+}
+
+pyframes::Result<std::string> read_text(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    return pyframes::make_error(pyframes::ErrorKind::Io, fmt::format("cannot open {}: {}", path, std::strerror(err)),
+                                err == ELOOP ? "pass the export file itself, not a link to it" : "");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return pyframes::make_error(pyframes::ErrorKind::Usage, fmt::format("{} is not a regular file", path),
+                                "pass a ledger directory, a .ledger file or an export");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxExportBytes) {
+    ::close(fd);
+    return pyframes::make_error(pyframes::ErrorKind::Corrupt,
+                                fmt::format("{}: {} bytes, larger than any export ({} bytes at most)", path, st.st_size,
+                                            kMaxExportBytes),
+                                "pass the .json file `hangshim export` wrote");
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(done);
+  return text;
+}
+
+// An anonymous zero-filled mapping: pages the export leaves out cost nothing.
+class ZeroBuffer {
+ public:
+  explicit ZeroBuffer(size_t size) : size_(size) {
+    void* p = size > 0 ? ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                       : MAP_FAILED;
+    data_ = p == MAP_FAILED ? nullptr : static_cast<unsigned char*>(p);
+  }
+  ~ZeroBuffer() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  ZeroBuffer(const ZeroBuffer&) = delete;
+  ZeroBuffer& operator=(const ZeroBuffer&) = delete;
+  unsigned char* data() { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Rebuilds one ledger of the export; an error message when the entry is unusable.
+pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::string& name) {
+  uint64_t size = u64_of(entry, "size", UINT64_MAX);
+  if (size == UINT64_MAX || size > kMaxLedgerBytes) {
+    return pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("{}: ledger size missing or impossible", name),
+                                "export the node again");
+  }
+  ZeroBuffer buffer(static_cast<size_t>(size));
+  if (size > 0 && buffer.data() == nullptr) {
+    return pyframes::make_error(pyframes::ErrorKind::Io, fmt::format("{}: no memory for {} bytes", name, size));
+  }
+  const JsonValue* pages = entry.find("pages");
+  if (pages == nullptr || !pages->is_array()) {
+    return pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("{}: no ledger bytes (\"pages\")", name),
+                                "export the node again");
+  }
+  for (const auto& run : pages->items()) {
+    const auto& parts = run.items();
+    uint64_t offset = parts.size() == 2 ? parts[0].uint64().value_or(UINT64_MAX) : UINT64_MAX;
+    const std::string* text = parts.size() == 2 ? parts[1].string() : nullptr;
+    if (offset == UINT64_MAX || offset > size || text == nullptr ||
+        base64_decode(*text, buffer.data() + offset, static_cast<size_t>(size - offset)) < 0) {
+      return pyframes::make_error(pyframes::ErrorKind::Corrupt,
+                                  fmt::format("{}: damaged ledger bytes (a page run outside the file or not base64)", name),
+                                  "export the node again");
+    }
+  }
+  return ledger::parse_ledger(buffer.data(), static_cast<size_t>(size), name);
+}
+
+}  // namespace
+
+void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options) {
+  auto text = read_text(path);
+  if (!text) {
+    inputs.errors.push_back({path, error_text(text.error())});
+    return;
+  }
+  auto doc = pyframes::parse_json(text.value());
+  if (!doc) {
+    inputs.errors.push_back({path, fmt::format("{}: {} (the file was cut or damaged in transfer; export it again)",
+                                               path, doc.error().message)});
+    return;
+  }
+  if (!doc->is_object() || str_of(*doc, "format") != kExportFormat) {
+    inputs.errors.push_back({path, fmt::format("{}: not a hangshim export (no \"format\": \"{}\"); pass exports, "
+                                               "ledger directories or .ledger files", path, kExportFormat)});
+    return;
+  }
+  uint64_t version = u64_of(*doc, "version", 0);
+  if (version != kExportVersion) {
+    inputs.errors.push_back({path, fmt::format("{}: export format version {}; this hangshim reads version {} (use the "
+                                               "hangshim release that wrote it)", path, version, kExportVersion)});
+    return;
+  }
+  std::string host = str_of(*doc, "host");
+  uint64_t time_ns = u64_of(*doc, "time_ns", 0);
+  if (const JsonValue* errors = doc->find("errors"); errors != nullptr) {
+    for (const auto& e : errors->items()) {
+      inputs.errors.push_back({fmt::format("{}: {}", path, str_of(e, "source")),
+                               fmt::format("{}: on {}: {}", path, host.empty() ? "the exporting node" : host,
+                                           str_of(e, "message"))});
+    }
+  }
+  const JsonValue* ledgers = doc->find("ledgers");
+  if (ledgers == nullptr || !ledgers->is_array()) {
+    inputs.errors.push_back({path, fmt::format("{}: an export without \"ledgers\"; export the node again", path)});
+    return;
+  }
+  for (const auto& entry : ledgers->items()) {
+    std::string name = fmt::format("{}: {}", path, str_of(entry, "source", "?"));
+    auto ledger = rebuild(entry, name);
+    if (!ledger) {
+      inputs.errors.push_back({name, error_text(ledger.error())});
+      continue;
+    }
+    RankView view = make_rank_view(std::move(ledger.value()), inputs, options.patterns, options.view);
+    Liveness liveness = Liveness::Unknown;
+    if (parse_liveness(str_of(entry, "liveness"), liveness) && liveness != Liveness::Unknown) {
+      view.liveness = liveness;
+      view.judged_on = host;
+    }
+    view.observed_ns = time_ns != 0 ? time_ns : options.now_ns;
+    view.stack_error = str_of(entry, "stack_error");
+    if (const JsonValue* stacks = entry.find("stacks"); stacks != nullptr) {
+      auto dump = pyframes::dump_from_json(*stacks);  // the render_json document the export holds
+      if (dump && !dump->processes.empty()) {
+        view.stacks = static_cast<int>(inputs.stacks.size());
+        inputs.stacks.push_back(std::move(dump->processes.front()));
+      } else {
+        view.stack_error = dump ? std::string("stacks without a process") : dump.error().message;
+      }
+    }
+    inputs.ranks.push_back(std::move(view));
+  }
+}
+
+}  // namespace hangshim::report

@@ -1,0 +1,81 @@
+#include "report/inputs/liveness.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace hangshim::report {
+
+namespace {
+
+// A process's start, in clock ticks since boot, is stored with 1/HZ resolution and boot time in
+// whole seconds: allow for both when comparing with the ledger's creation time.
+constexpr uint64_t kSlackNs = 2'000'000'000ull;
+
+uint64_t boot_time_ns() {
+  static const uint64_t cached = []() -> uint64_t {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    uint64_t value = 0;
+    while (stat >> key) {
+      if (key == "btime" && (stat >> value)) return value * uint64_t{1'000'000'000};
+      stat.ignore(1 << 16, '\n');
+    }
+    return uint64_t{0};
+  }();
+  return cached;
+}
+
+}  // namespace
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+uint64_t realtime_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t process_start_ns(int64_t pid, bool* zombie) {
+  *zombie = false;
+  if (pid <= 0) return 0;
+  std::ifstream file(fmt::format("/proc/{}/stat", pid));
+  std::string text;
+  if (!file || !std::getline(file, text)) return 0;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; fields resume after the
+  // last ')'. starttime is field 22, i.e. the 20th after the closing parenthesis.
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 1));
+  std::string field;
+  uint64_t start_ticks = 0;
+  for (int i = 1; i <= 20 && (rest >> field); ++i) {
+    if (i == 1) *zombie = field == "Z" || field == "X";
+    if (i == 20) start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  long hz = sysconf(_SC_CLK_TCK);
+  uint64_t boot = boot_time_ns();
+  if (hz <= 0 || boot == 0) return 0;
+  return boot + start_ticks * (1'000'000'000ull / static_cast<uint64_t>(hz));
+}
+
+Liveness judge_liveness(const std::string& host, int64_t pid, uint64_t ledger_start_ns, const std::string& here) {
+  if (here.empty() || host != here) return Liveness::Unknown;
+  bool zombie = false;
+  uint64_t started = process_start_ns(pid, &zombie);
+  if (started == 0 || zombie) return Liveness::Gone;
+  if (ledger_start_ns != 0 && started > ledger_start_ns + kSlackNs) return Liveness::Recycled;
+  return Liveness::Alive;
+}
+
+}  // namespace hangshim::report

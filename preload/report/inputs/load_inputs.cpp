@@ -1,0 +1,155 @@
+#include "report/inputs/load_inputs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/inputs/liveness.h"
+
+namespace hangshim::report {
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string error_text(const pyframes::Error& e) {
+  return e.hint.empty() ? e.message : fmt::format("{} ({})", e.message, e.hint);
+}
+
+// First bytes of a file: a ledger starts with its magic, an export with '{'.
+bool looks_like_json(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buf[64];
+  ssize_t n = ::read(fd, buf, sizeof(buf));
+  ::close(fd);
+  for (ssize_t i = 0; i < n; ++i) {
+    if (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\r') continue;
+    return buf[i] == '{';
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+void add_ledger(const std::string& path, pyframes::Result<ledger::Ledger>&& ledger, Inputs& inputs,
+                const LoadOptions& options) {
+  if (!ledger) {
+    inputs.errors.push_back({path, error_text(ledger.error())});
+    return;
+  }
+  std::string host = ledger->header.host;
+  int64_t pid = ledger->header.pid;
+  uint64_t start = ledger->header.start_ns;
+  RankView view = make_rank_view(std::move(ledger.value()), inputs, options.patterns, options.view);
+  view.liveness = judge_liveness(host, pid, start, options.here);
+  if (view.liveness != Liveness::Unknown) view.judged_on = options.here;
+  view.observed_ns = options.now_ns;
+  inputs.ranks.push_back(std::move(view));
+}
+
+}  // namespace
+
+void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options) {
+  // The ledger reader checks who could have written the file (trust.h) and copies only its
+  // used parts with pread (snapshot.h): fast on thousands of ranks and safe against a file cut
+  // by someone else while it is read.
+  add_ledger(path, ledger::read_ledger_file(path), inputs, options);
+}
+
+void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {
+  // One after the other: reading a ledger is mostly mapping it and faulting its pages in, which
+  // threads of one process would serialize on (the address space's lock), measured slower.
+  for (const auto& path : paths) load_ledger_file(path, inputs, options);
+}
+
+void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    inputs.errors.push_back({path, fmt::format("cannot read {}: {} (name a ledger directory, a .ledger file or an export)",
+                                               path, std::strerror(errno))});
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) {
+      inputs.errors.push_back({path, fmt::format("cannot list {}: {}", path, std::strerror(errno))});
+      return;
+    }
+    std::vector<std::string> names;
+    while (dirent* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (ends_with(name, ".ledger") || ends_with(name, ".json")) names.push_back(name);
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    if (names.empty()) {
+      inputs.warnings.push_back(fmt::format("{}: no ledgers (*.ledger) or exports (*.json) in it", path));
+    }
+    std::string base = path.size() > 1 && path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+    std::vector<std::string> ledgers;
+    for (const auto& name : names) {
+      std::string file = base + "/" + name;
+      if (ends_with(name, ".json")) {
+        load_export_file(file, inputs, options);
+      } else {
+        ledgers.push_back(std::move(file));
+      }
+    }
+    load_ledger_files(ledgers, inputs, options);
+    return;
+  }
+  if (S_ISREG(st.st_mode) && (ends_with(path, ".json") || looks_like_json(path))) {
+    load_export_file(path, inputs, options);
+    return;
+  }
+  load_ledger_file(path, inputs, options);  // the reader names links and non-files precisely
+}
+
+void settle_inputs(Inputs& inputs) {
+  std::vector<RankView> kept;
+  std::map<int, size_t> by_rank;
+  for (auto& view : inputs.ranks) {
+    if (view.rank < 0) {
+      inputs.warnings.push_back(fmt::format("{}: pid {} on {} has no rank (no RANK variable, no communicator); ignored",
+                                            view.source, view.header.pid, view.header.host));
+      continue;
+    }
+    auto it = by_rank.find(view.rank);
+    if (it == by_rank.end()) {
+      by_rank.emplace(view.rank, kept.size());
+      kept.push_back(std::move(view));
+      continue;
+    }
+    RankView& other = kept[it->second];
+    bool same_process = other.header.host == view.header.host && other.header.pid == view.header.pid &&
+                        other.header.start_ns == view.header.start_ns;
+    // The same ledger twice (a directory and an export of it): keep the later reading. Two
+    // processes with one rank: an earlier run's ledger left in the directory; keep the newest.
+    bool newer = same_process ? view.observed_ns > other.observed_ns || view.header.ring_head > other.header.ring_head
+                              : view.header.start_ns > other.header.start_ns;
+    const RankView& dropped = newer ? other : view;
+    inputs.warnings.push_back(
+        same_process ? fmt::format("rank {}: {} and {} are the same ledger; using one", view.rank, other.source, view.source)
+                     : fmt::format("rank {}: ignored {} (pid {} on {}), an older process than {}", view.rank,
+                                   dropped.source, dropped.header.pid, dropped.header.host,
+                                   newer ? view.source : other.source));
+    if (newer) other = std::move(view);
+  }
+  std::sort(kept.begin(), kept.end(), [](const RankView& a, const RankView& b) { return a.rank < b.rank; });
+  inputs.ranks = std::move(kept);
+}
+
+}  // namespace hangshim::report

@@ -1,0 +1,34 @@
+// Reading what the user named: directories of ledgers (HANGSHIM_DIR of each node), single
+// ledger files and exports (`hangshim export` of other nodes), in any mix. A file that cannot be
+// used becomes one InputError and the rest is read on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report/inputs/inputs.h"
+#include "report/inputs/library_frames.h"
+
+namespace hangshim::report {
+
+struct LoadOptions {
+  ViewOptions view;
+  LibraryPatterns patterns = LibraryPatterns::from_env(nullptr);
+  std::string here;     // this host's name (liveness is judged for its ledgers only)
+  uint64_t now_ns = 0;  // the report's clock
+};
+
+// A directory (its *.ledger and *.json files), a ledger, or an export.
+void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options);
+void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+// Many ledgers, in order.
+void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
+// In export_read.cpp.
+void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+
+// After everything is loaded: one ledger per rank (the newest, when a directory still holds an
+// earlier run's), ledgers without a rank set aside; each with a warning.
+void settle_inputs(Inputs& inputs);
+
+}  // namespace hangshim::report

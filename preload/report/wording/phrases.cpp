@@ -1,0 +1,430 @@
+#include "report/wording/phrases.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/analysis/rank_ranges.h"
+
+namespace hangshim::report {
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::Healthy: return "healthy";
+    case Kind::MissingRank: return "missing_rank";
+    case Kind::StuckOutsideNccl: return "stuck_outside_nccl";
+    case Kind::RankExited: return "rank_exited";
+    case Kind::HeartbeatLost: return "heartbeat_lost";
+    case Kind::SubgroupHang: return "subgroup_hang";
+    case Kind::ExtraCollective: return "extra_collective";
+    case Kind::IterationMismatch: return "iteration_mismatch";
+    case Kind::OpMismatch: return "op_mismatch";
+    case Kind::DtypeMismatch: return "dtype_mismatch";
+    case Kind::CountMismatch: return "count_mismatch";
+    case Kind::RootMismatch: return "root_mismatch";
+    case Kind::ReduceOpMismatch: return "reduce_op_mismatch";
+    case Kind::Transport: return "transport";
+    case Kind::NcclError: return "nccl_error";
+    case Kind::MissingLedgers: return "missing_ledgers";
+    case Kind::InitHang: return "init_hang";
+  }
+  return "unknown";
+}
+
+const char* rank_state_name(RankState state) {
+  switch (state) {
+    case RankState::InCollective: return "in_collective";
+    case RankState::InP2P: return "in_p2p";
+    case RankState::InCommInit: return "in_comm_init";
+    case RankState::OutsideNccl: return "outside_nccl";
+    case RankState::Exited: return "exited";
+    case RankState::Dead: return "dead";
+    case RankState::Unknown: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Situations are sorted by rank.
+const RankSituation* find(const Diagnosis& d, int rank) {
+  auto it = std::lower_bound(d.situations.begin(), d.situations.end(), rank,
+                             [](const RankSituation& s, int r) { return s.rank < r; });
+  return it != d.situations.end() && it->rank == rank ? &*it : nullptr;
+}
+
+std::string comm_name(const Diagnosis& d, int comm) {
+  return comm >= 0 && static_cast<size_t>(comm) < d.comms.size() ? d.comms[static_cast<size_t>(comm)].name : "?";
+}
+
+std::string verb(const std::vector<int>& ranks, const char* one, const char* many) { return ranks.size() == 1 ? one : many; }
+
+// "train.py:88 (iteration 3)"
+std::string line_and_iteration(const Call& c) {
+  if (!c.site) return "an unknown line";
+  if (c.iteration == 0) return short_site(*c.site);
+  return fmt::format("{} (iteration {})", short_site(*c.site), c.iteration);
+}
+
+// "all_reduce #3 on world at train.py:88 (iteration 3)"
+std::string call_phrase(const Diagnosis& d, const Call& c, bool with_comm) {
+  std::string out = c.seq != 0 ? fmt::format("{} #{}", c.op, c.seq) : c.op;
+  if (with_comm && c.comm >= 0) out += fmt::format(" on {}", comm_name(d, c.comm));
+  return out + " at " + line_and_iteration(c);
+}
+
+// Where a set of ranks wait: "wait in it at train.py:88 (iteration 3)" when they agree, else each
+// group's line.
+std::string where_they_wait(const Diagnosis& d, const std::vector<int>& ranks) {
+  if (ranks.empty()) return "no rank waits in it";
+  std::map<std::string, std::vector<int>> by_line;
+  for (int r : ranks) {
+    const RankSituation* s = find(d, r);
+    by_line[s != nullptr && s->current ? line_and_iteration(*s->current) : std::string("an unknown line")].push_back(r);
+  }
+  std::string who = ranks_phrase(ranks);
+  if (by_line.size() == 1) return fmt::format("{} {} in it at {}", who, verb(ranks, "waits", "wait"), by_line.begin()->first);
+  std::string out = fmt::format("{} {} in it", who, verb(ranks, "waits", "wait"));
+  for (const auto& [line, members] : by_line) out += fmt::format(", {} at {}", ranks_phrase(members), line);
+  return out;
+}
+
+// What each group of culprits is doing instead: "rank 3 is at loader.py:54 (outside NCCL)",
+// "rank 3 exited after all_reduce #2 at train.py:88 (iteration 2)".
+std::string culprit_status(const Diagnosis& d, const Finding& f) {
+  std::map<std::string, std::vector<int>> by_text;  // text after the rank list, with its verb
+  for (int r : f.culprits) {
+    const RankSituation* s = find(d, r);
+    std::string text;
+    if (s == nullptr) {
+      text = "|not shown";
+    } else if (s->state == RankState::Exited) {
+      text = s->last ? fmt::format("exited after {}", call_phrase(d, *s->last, s->last->comm != f.comm)) : "exited";
+    } else if (s->state == RankState::Dead) {
+      text = fmt::format("|dead: {}", s->why_dead);
+    } else if (s->state == RankState::OutsideNccl) {
+      if (s->now_at) {
+        text = fmt::format("|at {} (outside NCCL)", short_site(*s->now_at));
+      } else if (s->last) {
+        text = fmt::format("|outside NCCL since {}", call_phrase(d, *s->last, s->last->comm != f.comm));
+      } else {
+        text = "|outside NCCL";
+      }
+    } else if (s->state == RankState::InCommInit && s->current) {
+      text = fmt::format("|joining a communicator ({})", call_phrase(d, *s->current, false));
+    } else if (s->current) {
+      text = fmt::format("|in {}", call_phrase(d, *s->current, s->current->comm != f.comm));
+    } else {
+      text = "|in an unknown place";
+    }
+    by_text[text].push_back(r);
+  }
+  std::string out;
+  for (const auto& [text, ranks] : by_text) {
+    if (!out.empty()) out += "; ";
+    bool with_be = !text.empty() && text[0] == '|';  // "is"/"are" goes before it
+    out += with_be ? fmt::format("{} {} {}", ranks_phrase(ranks), verb(ranks, "is", "are"), text.substr(1))
+                   : fmt::format("{} {}", ranks_phrase(ranks), text);
+  }
+  return out;
+}
+
+// The call most of these ranks are in (for the mismatch and divergence lines).
+std::optional<Call> common_call(const Diagnosis& d, const std::vector<int>& ranks) {
+  for (int r : ranks) {
+    const RankSituation* s = find(d, r);
+    if (s != nullptr && s->current) return s->current;
+  }
+  return std::nullopt;
+}
+
+std::string value_of(const Finding& f, const std::vector<int>& ranks) {
+  std::vector<std::string> values;
+  for (const auto& g : f.values) {
+    if (std::any_of(g.ranks.begin(), g.ranks.end(),
+                    [&](int r) { return std::find(ranks.begin(), ranks.end(), r) != ranks.end(); })) {
+      values.push_back(g.value.empty() ? "none" : g.value);
+    }
+  }
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : " or ") + v;
+  return out;
+}
+
+std::string healthy_line(const Diagnosis& d) {
+  if (d.ledgers == 0) return "NO DATA: no ledger could be read (see the errors below)";
+  std::string counts;
+  for (const auto& c : d.comms) {
+    if (!counts.empty()) counts += ", ";
+    counts += fmt::format("{}: {}", c.name, c.issued_max);
+  }
+  if (counts.empty()) counts = "no communicator";
+  size_t exited = 0, dead = 0;
+  for (const auto& s : d.situations) {
+    exited += s.state == RankState::Exited ? 1 : 0;
+    dead += s.state == RankState::Dead ? 1 : 0;
+  }
+  if (!d.situations.empty() && exited == d.situations.size()) {
+    return fmt::format("OK: all {} ranks finished; every collective issued was completed ({})", d.situations.size(), counts);
+  }
+  if (!d.situations.empty() && exited + dead == d.situations.size()) {
+    return fmt::format("NO HANG: no rank runs any more ({} exited, {} died); every collective issued was completed ({})",
+                       exited, dead, counts);
+  }
+  return fmt::format("NO HANG IN NCCL: {} {}, every collective issued was completed ({}); if the job is stuck, it is "
+                     "stuck outside NCCL: see where each rank is below",
+                     d.situations.size(), d.situations.size() == 1 ? "rank" : "ranks", counts);
+}
+
+}  // namespace
+
+std::string short_site(const Site& site) {
+  size_t slash = site.file.rfind('/');
+  std::string base = slash == std::string::npos ? site.file : site.file.substr(slash + 1);
+  return site.line > 0 ? fmt::format("{}:{}", base, site.line) : base;
+}
+
+std::string duration_text(uint64_t ns) {
+  if (ns < 1'000'000'000ull) return fmt::format("{} ms", ns / 1'000'000ull);
+  uint64_t s = ns / 1'000'000'000ull;
+  if (s < 120) return fmt::format("{} s", s);
+  if (s < 7200) return fmt::format("{} min {} s", s / 60, s % 60);
+  return fmt::format("{} h {} min", s / 3600, (s / 60) % 60);
+}
+
+std::string comm_label(const Diagnosis& d, int comm) {
+  if (comm < 0 || static_cast<size_t>(comm) >= d.comms.size()) return "?";
+  const CommSummary& c = d.comms[static_cast<size_t>(comm)];
+  if (c.subgroup && !c.ranks.empty() && c.absent.empty()) return fmt::format("{} ({})", c.name, ranks_phrase(c.ranks));
+  return fmt::format("{} ({} ranks)", c.name, c.nranks);
+}
+
+std::string verdict_line(const Diagnosis& d) {
+  if (d.primary < 0) return healthy_line(d);
+  const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+  const std::string comm = comm_label(d, f.comm);
+  const std::string culprits = ranks_phrase(f.culprits);
+  const std::string waiting = ranks_phrase(f.waiting);
+  switch (f.kind) {
+    case Kind::MissingRank:
+    case Kind::StuckOutsideNccl:
+    case Kind::RankExited:
+    case Kind::HeartbeatLost:
+    case Kind::SubgroupHang:
+      if (f.never_issued) {
+        return fmt::format("HANG: {} never issued {} #{} on comm {}; {}; {}", culprits, f.op, f.seq, comm,
+                           where_they_wait(d, f.waiting), culprit_status(d, f));
+      }
+      if (f.kind == Kind::MissingRank) {  // a barrier some ranks skipped
+        return fmt::format("HANG: {} never entered {} #{} on comm {}; {}; {}", culprits, f.op, f.seq, comm,
+                           where_they_wait(d, f.waiting), culprit_status(d, f));
+      }
+      return fmt::format("HANG: {} ended inside {} #{} on comm {}: {}; {}", culprits, f.op, f.seq, comm,
+                         culprit_status(d, f), where_they_wait(d, f.waiting));
+    case Kind::IterationMismatch: {
+      auto mine = common_call(d, f.culprits);
+      auto theirs = common_call(d, f.waiting);
+      if (f.attribute == "line" && mine && mine->site) {
+        uint64_t more = mine->iteration > f.others_ran ? mine->iteration - f.others_ran : 1;
+        std::string how_many = more == 1 ? "one more iteration" : fmt::format("{} more iterations", more);
+        return fmt::format("HANG: {} ran {} of {} than {}: {} {} #{} on comm {} there (iteration {}; the others ran it "
+                           "{} times) while {} {} {} #{} at {}",
+                           culprits, how_many, short_site(*mine->site), waiting, verb(f.culprits, "it is in", "they are in"),
+                           mine->op, f.seq, comm, mine->iteration, f.others_ran, waiting,
+                           verb(f.waiting, "waits in", "wait in"), theirs ? theirs->op : "?", f.seq,
+                           theirs ? line_and_iteration(*theirs) : "?");
+      }
+      return fmt::format("HANG: at {} #{} on comm {} {} {} in iteration {} of {} and {} in iteration {}", f.op, f.seq, comm,
+                         culprits, verb(f.culprits, "is", "are"), value_of(f, f.culprits),
+                         mine && mine->site ? short_site(*mine->site) : "its line", waiting, value_of(f, f.waiting));
+    }
+    case Kind::ExtraCollective: {
+      auto mine = common_call(d, f.culprits);
+      auto theirs = common_call(d, f.waiting);
+      return fmt::format("HANG: {} issued an extra {} #{} on comm {} at {} that {} never {}; {} {} {} #{} at {}", culprits,
+                         mine ? mine->op : f.op, f.seq, comm, mine ? line_and_iteration(*mine) : "?", waiting,
+                         verb(f.waiting, "issues", "issue"), verb(f.waiting, "it", "they"), verb(f.waiting, "waits in", "wait in"),
+                         theirs ? theirs->op : "?", f.seq, theirs ? line_and_iteration(*theirs) : "?");
+    }
+    case Kind::OpMismatch:
+    case Kind::DtypeMismatch:
+    case Kind::CountMismatch:
+    case Kind::RootMismatch:
+    case Kind::ReduceOpMismatch: {
+      auto mine = common_call(d, f.culprits);
+      std::string what = f.attribute == "count" ? "elements" : f.attribute;
+      std::string mine_v = value_of(f, f.culprits), theirs_v = value_of(f, f.waiting);
+      std::string values = f.attribute == "count" ? fmt::format("{} {}, {} with {} {}", mine_v, what, waiting, theirs_v, what)
+                                                  : fmt::format("{} {}, {} with {} {}", what, mine_v, waiting, what, theirs_v);
+      if (f.kind == Kind::OpMismatch) {
+        return fmt::format("HANG: collective #{} on comm {} is {} on {} but {} on {}, at {}", f.seq, comm, mine_v, culprits,
+                           theirs_v, waiting, mine ? line_and_iteration(*mine) : "?");
+      }
+      return fmt::format("HANG: {} {} {} #{} on comm {} with {}, at {}", culprits, verb(f.culprits, "calls", "call"), f.op,
+                         f.seq, comm, values, mine ? line_and_iteration(*mine) : "?");
+    }
+    case Kind::Transport: {
+      auto call = common_call(d, f.waiting);
+      if (!f.culprits.empty()) {
+        return fmt::format("HANG: {} never completed {} #{} on comm {} at {}, which the other ranks completed: their GPU or "
+                           "link is stuck",
+                           culprits, f.op, f.seq, comm, call ? line_and_iteration(*call) : "?");
+      }
+      return fmt::format("HANG: every rank of comm {} issued {} #{} at {} and none completed it: a network or GPU problem, "
+                         "not your code",
+                         comm, f.op, f.seq, call ? line_and_iteration(*call) : "?");
+    }
+    case Kind::NcclError:
+      return fmt::format("ERROR: {} #{} on comm {} failed on {} with {}; {}", f.op, f.seq, comm, culprits,
+                         value_of(f, f.culprits), where_they_wait(d, f.waiting));
+    case Kind::MissingLedgers: {
+      const CommSummary& c = d.comms[static_cast<size_t>(f.comm)];
+      auto call = common_call(d, f.waiting);
+      return fmt::format("HANG: {} of comm {} {} in {} #{} at {}; its rank(s) {} have no ledger here: collect them, the "
+                         "cause is probably there",
+                         waiting, comm, verb(f.waiting, "waits", "wait"), f.op, f.seq,
+                         call ? line_and_iteration(*call) : "?", format_ranks(c.absent));
+    }
+    case Kind::InitHang: {
+      const CommSummary& c = d.comms[static_cast<size_t>(f.comm)];
+      auto call = common_call(d, f.waiting);
+      std::string where = call ? line_and_iteration(*call) : "?";
+      if (c.absent.empty()) {
+        return fmt::format("HANG: every rank of comm {} is inside {} at {} and it does not complete: the ranks cannot "
+                           "connect (network), not your code",
+                           comm, f.op, where);
+      }
+      std::string who = f.culprits.empty() ? fmt::format("its rank(s) {}", format_ranks(c.absent)) : culprits;
+      return fmt::format("HANG: {} never joined comm {}; {} {} in {} at {} ({} no ledger: never called NCCL, or not "
+                         "collected)",
+                         who, comm, waiting, verb(f.waiting, "waits", "wait"), f.op, where,
+                         c.absent.size() == 1 ? "it has" : "they have");
+    }
+    case Kind::Healthy: break;
+  }
+  return healthy_line(d);
+}
+
+std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {
+  std::vector<std::string> out;
+  out.push_back(fmt::format("{} on comm {}, {}: culprit(s) {}, waiting {}", kind_name(f.kind), comm_label(d, f.comm),
+                            f.seq != 0 ? fmt::format("collective #{} ({})", f.seq, f.op.empty() ? "?" : f.op) : f.op,
+                            f.culprits.empty() ? "none" : format_ranks(f.culprits),
+                            f.waiting.empty() ? "none" : format_ranks(f.waiting)));
+  for (const auto& v : f.values) {
+    out.push_back(f.attribute == "line" ? fmt::format("  {}: {}", ranks_phrase(v.ranks), v.value)
+                                        : fmt::format("  {}: {} {}", ranks_phrase(v.ranks), f.attribute, v.value));
+  }
+  if (!f.reason.empty()) out.push_back(fmt::format("  reasoning: {}", f.reason));
+  if (f.blocked_by >= 0) {
+    const Finding& b = d.findings[static_cast<size_t>(f.blocked_by)];
+    out.push_back(fmt::format("  caused by: {} #{} on comm {} (its culprits wait there)", b.op, b.seq, comm_name(d, b.comm)));
+  }
+  return out;
+}
+
+std::string situation_text(const Diagnosis& d, const RankSituation& s) {
+  auto full_call = [&](const Call& c) {
+    std::string args;
+    if (!c.dtype.empty()) args += fmt::format("{} x {}", c.dtype, c.count);
+    if (c.root >= 0) args += fmt::format("{}{} {}", args.empty() ? "" : ", ", c.op == "send" || c.op == "recv" ? "peer" : "root", c.root);
+    if (!c.red_op.empty()) args += fmt::format("{}{}", args.empty() ? "" : ", ", c.red_op);
+    std::string where = c.site ? fmt::format("{}:{} in {}", c.site->file, c.site->line, c.site->function) : "an unknown line";
+    std::string iteration = c.iteration != 0 ? fmt::format(", iteration {}", c.iteration) : "";
+    return fmt::format("{} #{} on {}{} at {}{}", c.op, c.seq, comm_name(d, c.comm), args.empty() ? "" : " (" + args + ")",
+                       where, iteration);
+  };
+  std::string out;
+  switch (s.state) {
+    case RankState::InCollective:
+    case RankState::InP2P:
+    case RankState::InCommInit:
+      out = fmt::format("in {}", s.current ? full_call(*s.current) : "?");
+      if (s.waiting_ns > 0) out += fmt::format(", for {}", duration_text(s.waiting_ns));
+      break;
+    case RankState::OutsideNccl: out = "outside NCCL"; break;
+    case RankState::Exited: out = "exited"; break;
+    case RankState::Dead:
+      out = fmt::format("dead ({})", s.why_dead);
+      if (s.current) out += fmt::format(", inside {}", full_call(*s.current));
+      break;
+    case RankState::Unknown: out = "unknown"; break;
+  }
+  if (s.state != RankState::InCollective && s.last) out += fmt::format("; last completed {}", full_call(*s.last));
+  bool same_line = s.now_at && s.current && s.current->site && s.current->site->file == s.now_at->file &&
+                   s.current->site->line == s.now_at->line;
+  if (s.now_at && !same_line) out += fmt::format("; now at {}:{} in {}", s.now_at->file, s.now_at->line, s.now_at->function);
+  if (s.state != RankState::Dead && !s.why_dead.empty()) out += fmt::format("; {}", s.why_dead);
+  return out;
+}
+
+std::vector<std::string> hints_for(const Diagnosis& d) {
+  std::vector<std::string> out;
+  switch (d.verdict) {
+    case Kind::IterationMismatch:
+      out.push_back("ranks run different numbers of loop iterations: give every rank the same number of batches — "
+                    "DistributedSampler(dataset, drop_last=True) (or pad the last batch), call sampler.set_epoch(epoch) "
+                    "every epoch, no shuffle=True in a DataLoader that has a sampler, and never skip a batch on one rank "
+                    "(a collate_fn returning None, a filter that drops samples)");
+      break;
+    case Kind::ExtraCollective:
+    case Kind::MissingRank:
+    case Kind::SubgroupHang:
+      out.push_back("every rank of a communicator must issue the same collectives in the same order: look for a "
+                    "collective (or barrier) inside an `if rank == ...` or a data-dependent branch at the lines above");
+      break;
+    case Kind::OpMismatch:
+    case Kind::DtypeMismatch:
+    case Kind::CountMismatch:
+    case Kind::RootMismatch:
+    case Kind::ReduceOpMismatch:
+      out.push_back("NCCL needs the same operation, data type, element count, root and reduction on every rank: look "
+                    "at what differs on the culprit rank (unused parameters, autocast on one rank, a stale config)");
+      break;
+    case Kind::StuckOutsideNccl: {
+      const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+      bool seen = std::all_of(f.culprits.begin(), f.culprits.end(), [&](int r) {
+        const RankSituation* s = find(d, r);
+        return s != nullptr && s->now_at;
+      });
+      out.push_back(seen ? "the culprit is alive but not in NCCL: its stack (under \"live stacks\") shows where it waits — "
+                           "data loading, I/O, a lock, a slow step; `pyframes PID` reads it again"
+                         : "the culprit is alive but not in NCCL: run `hangshim export` (or `pyframes PID`) on its node to "
+                           "see where it waits — data loading, I/O, a lock, a slow step");
+      break;
+    }
+    case Kind::RankExited:
+      out.push_back("a rank exited while the others still needed it: read its log for the traceback or exit status "
+                    "(out of memory, an exception, a sys.exit on one rank)");
+      break;
+    case Kind::HeartbeatLost:
+      out.push_back("a rank died without exiting (SIGKILL, the OOM killer, a segfault) or froze: check `dmesg` and the "
+                    "node's logs for that pid");
+      break;
+    case Kind::Transport:
+      out.push_back("the program agrees with itself; the data does not arrive: run with NCCL_DEBUG=INFO and check the "
+                    "interface NCCL picked (NCCL_SOCKET_IFNAME=..., try NCCL_SOCKET_IFNAME=lo on one node), then test GPU "
+                    "pairs (CUDA_VISIBLE_DEVICES=0,1 ..., then 2,3) to find a bad GPU or link");
+      break;
+    case Kind::NcclError:
+      out.push_back("NCCL reported an error: run with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=ALL) to see why");
+      break;
+    case Kind::InitHang:
+      out.push_back("a communicator is set up only when every member calls ncclCommInitRank (init_process_group, "
+                    "new_group, ncclCommSplit): look at why the missing ranks never got there (their logs; a rank that "
+                    "crashed at start-up, a new_group called on some ranks only); if every rank joined, check the "
+                    "network with NCCL_DEBUG=INFO and NCCL_SOCKET_IFNAME");
+      break;
+    case Kind::MissingLedgers:
+      out.push_back("collect the ledgers of every node: `hangshim export` on each (scripts/hang-dump-slurm or "
+                    "scripts/hang-dump-pdsh), then `hangshim report DIR`");
+      break;
+    case Kind::Healthy:
+      if (d.ledgers > 0) out.push_back("no collective is pending: if the job is stuck, the stacks show where");
+      break;
+  }
+  return out;
+}
+
+}  // namespace hangshim::report

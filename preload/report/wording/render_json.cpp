@@ -1,0 +1,191 @@
+#include <fmt/format.h>
+
+#include "pyframes/json_writer.h"
+#include "report/wording/phrases.h"
+#include "report/wording/render.h"
+
+namespace hangshim::report {
+
+namespace {
+
+using pyframes::JsonWriter;
+
+void write_ranks(JsonWriter& j, const char* name, const std::vector<int>& ranks) {
+  j.key(name).begin_array();
+  for (int r : ranks) j.value(r);
+  j.end_array();
+}
+
+void write_site(JsonWriter& j, const char* name, const std::optional<Site>& site) {
+  j.key(name);
+  if (!site) {
+    j.null();
+    return;
+  }
+  j.begin_object().field("file", site->file).field("line", site->line).field("function", site->function).end_object();
+}
+
+void write_call(JsonWriter& j, const Diagnosis& d, const char* name, const std::optional<Call>& c) {
+  j.key(name);
+  if (!c) {
+    j.null();
+    return;
+  }
+  j.begin_object();
+  j.field("comm", c->comm >= 0 ? d.comms[static_cast<size_t>(c->comm)].name : std::string());
+  j.field("op", c->op).field("seq", c->seq);
+  write_site(j, "site", c->site);
+  j.field("iteration", c->iteration).field("count", c->count).field("dtype", c->dtype);
+  j.key("root");
+  if (c->root >= 0) {
+    j.value(c->root);
+  } else {
+    j.null();
+  }
+  j.field("red_op", c->red_op).field("issued_ns", c->issued_ns).field("completed_ns", c->completed_ns);
+  j.field("result", static_cast<int>(c->result));
+  j.end_object();
+}
+
+void write_comm_ref(JsonWriter& j, const Diagnosis& d, int comm) {
+  j.key("comm");
+  if (comm < 0) {
+    j.null();
+    return;
+  }
+  const CommSummary& c = d.comms[static_cast<size_t>(comm)];
+  j.begin_object().field("name", c.name).field("key", fmt::format("{:016x}", c.key)).field("nranks", c.nranks);
+  write_ranks(j, "ranks", c.ranks);
+  j.end_object();
+}
+
+void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
+  j.begin_object();
+  j.field("kind", kind_name(f.kind));
+  write_comm_ref(j, d, f.comm);
+  j.field("seq", f.seq).field("op", f.op);
+  write_ranks(j, "culprits", f.culprits);
+  write_ranks(j, "waiting", f.waiting);
+  j.field("never_issued", f.never_issued).field("root_cause", f.root_cause).field("blocked_by", f.blocked_by);
+  j.field("shown", f.shown);
+  j.field("attribute", f.attribute);
+  j.key("values").begin_array();
+  for (const auto& v : f.values) {
+    j.begin_object().field("value", v.value);
+    write_ranks(j, "ranks", v.ranks);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("reason", f.reason);
+  if (f.others_ran != 0) j.field("others_ran", f.others_ran);
+  j.key("lines").begin_array();
+  for (const auto& line : finding_lines(d, f)) j.value(line);
+  j.end_array();
+  j.end_object();
+}
+
+void write_process(JsonWriter& j, const pyframes::Process& p) {
+  j.begin_object().field("pid", p.pid).field("python", p.python_version);
+  j.key("threads").begin_array();
+  for (const auto& t : p.threads) {
+    j.begin_object().field("thread_id", t.thread_id).field("native_id", t.native_id).field("name", t.name);
+    j.field("gil", t.gil).key("frames").begin_array();
+    for (const auto& f : t.frames) {
+      j.begin_object().field("function", f.function).field("qualname", f.qualname.empty() ? f.function : f.qualname);
+      j.field("file", f.file).field("line", f.line);
+      j.field("kind", f.kind == pyframes::Frame::Kind::Python ? "python" : "native").end_object();
+    }
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+}
+
+}  // namespace
+
+std::string render_report_json(const Diagnosis& d) {
+  JsonWriter j(true);
+  j.begin_object();
+  j.field("format", "hangshim-report").field("version", 1);
+  j.key("verdict").begin_object();
+  j.field("kind", kind_name(d.verdict)).field("problem", d.problem).field("summary", verdict_line(d));
+  if (d.primary >= 0) {
+    const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+    write_ranks(j, "culprits", f.culprits);
+    write_ranks(j, "waiting", f.waiting);
+    write_comm_ref(j, d, f.comm);
+    j.field("seq", f.seq).field("op", f.op).field("finding", d.primary);
+  }
+  j.key("hints").begin_array();
+  for (const auto& h : d.hints) j.value(h);
+  j.end_array();
+  j.end_object();
+
+  // Indexes (verdict.finding, blocked_by) refer to this list, which --rank / --comm do not cut;
+  // "shown" says what they selected.
+  j.key("findings").begin_array();
+  for (const auto& f : d.findings) write_finding(j, d, f);
+  j.end_array();
+
+  j.key("communicators").begin_array();
+  for (const auto& c : d.comms) {
+    if (!c.shown) continue;
+    j.begin_object().field("name", c.name).field("key", fmt::format("{:016x}", c.key)).field("key_kind", c.key_kind);
+    j.field("nranks", c.nranks);
+    write_ranks(j, "ranks", c.ranks);
+    write_ranks(j, "absent", c.absent);
+    j.field("parent", c.parent >= 0 ? d.comms[static_cast<size_t>(c.parent)].name : std::string());
+    j.field("subgroup", c.subgroup);
+    j.key("issued").begin_object().field("min", c.issued_min).field("max", c.issued_max).end_object();
+    j.key("completed").begin_object().field("min", c.completed_min).field("max", c.completed_max).end_object();
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("ranks").begin_array();
+  for (const auto& s : d.situations) {
+    if (!s.shown) continue;
+    j.begin_object().field("rank", s.rank).field("state", rank_state_name(s.state));
+    j.field("pid", s.pid).field("host", s.host).field("liveness", liveness_name(s.liveness));
+    write_call(j, d, "current", s.current);
+    write_call(j, d, "last", s.last);
+    write_site(j, "now_at", s.now_at);
+    j.field("waiting_ns", s.waiting_ns).field("heartbeat_age_ns", s.heartbeat_age_ns).field("why_dead", s.why_dead);
+    j.field("text", situation_text(d, s));
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("groups").begin_array();
+  for (const auto& g : d.groups) {
+    j.begin_object();
+    write_ranks(j, "ranks", g.ranks);
+    j.field("text", situation_text(d, d.situations[g.example]));
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("stacks").begin_array();
+  for (const auto& g : d.stack_groups) {
+    j.begin_object();
+    write_ranks(j, "ranks", g.ranks);
+    j.key("process");
+    write_process(j, d.processes[static_cast<size_t>(g.stacks)]);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("errors").begin_array();
+  for (const auto& e : d.errors) j.begin_object().field("source", e.source).field("message", e.message).end_object();
+  j.end_array();
+  j.key("damaged").begin_array();
+  for (const auto& e : d.damaged) j.begin_object().field("source", e.source).field("message", e.message).end_object();
+  j.end_array();
+  j.key("warnings").begin_array();
+  for (const auto& w : d.warnings) j.value(w);
+  j.end_array();
+  j.field("ledgers", static_cast<uint64_t>(d.ledgers)).field("time_ns", d.now_ns);
+  j.end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace hangshim::report

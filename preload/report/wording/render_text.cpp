@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+
+#include "pyframes/merge.h"
+#include "pyframes/render.h"
+#include "report/wording/phrases.h"
+#include "report/analysis/rank_ranges.h"
+#include "report/wording/render.h"
+
+namespace hangshim::report {
+
+std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
+  std::string out = verdict_line(d) + "\n";
+  if (d.primary >= 0) {
+    out += "\nwhy:\n";
+    for (const auto& line : finding_lines(d, d.findings[static_cast<size_t>(d.primary)])) out += "  " + line + "\n";
+    bool header = false;
+    for (size_t i = 0; i < d.findings.size(); ++i) {
+      if (static_cast<int>(i) == d.primary || !d.findings[i].shown) continue;
+      if (!header) out += "\nalso:\n";
+      header = true;
+      for (const auto& line : finding_lines(d, d.findings[i])) out += "  " + line + "\n";
+    }
+  }
+  if (!d.groups.empty()) {
+    out += "\nranks:\n";
+    size_t width = 0;
+    std::vector<std::string> labels;
+    for (const auto& g : d.groups) {
+      labels.push_back(ranks_phrase(g.ranks));
+      width = std::max(width, labels.back().size());
+    }
+    for (size_t i = 0; i < d.groups.size(); ++i) {
+      const RankSituation& s = d.situations[d.groups[i].example];
+      std::string where = d.groups[i].ranks.size() == 1 ? fmt::format(" [pid {} on {}]", s.pid, s.host) : "";
+      out += fmt::format("  {:<{}}  {}{}\n", labels[i], width, situation_text(d, s), where);
+    }
+  }
+  if (!d.hints.empty()) {
+    out += "\nwhat to do:\n";
+    for (const auto& h : d.hints) out += "  " + h + "\n";
+  }
+  if (!d.comms.empty()) {
+    out += "\ncommunicators:\n";
+    for (const auto& c : d.comms) {
+      if (!c.shown) continue;
+      std::string issued = c.issued_min == c.issued_max ? fmt::format("{}", c.issued_max)
+                                                        : fmt::format("{}-{}", c.issued_min, c.issued_max);
+      std::string done = c.completed_min == c.completed_max ? fmt::format("{}", c.completed_max)
+                                                            : fmt::format("{}-{}", c.completed_min, c.completed_max);
+      out += fmt::format("  {:<16} key {:016x}  {:<10} {:>4} ranks ({})  collectives issued {}, completed {}\n", c.name, c.key,
+                         c.key_kind, c.nranks, format_ranks(c.ranks), issued, done);
+    }
+  }
+  if (!d.processes.empty()) {
+    // pyframes' whole-job view: the main threads merged into one tree, outliers first.
+    out += "\nlive stacks (ranks running on this host or exported with their node):\n";
+    pyframes::SourceCache sources;
+    pyframes::TextOptions text;
+    text.source_lines = options.source_lines;
+    out += pyframes::render_merged_text(pyframes::merge_stacks(d.processes), text, &sources);
+  }
+  if (!d.warnings.empty()) {
+    out += "\nnotes:\n";
+    for (const auto& w : d.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace hangshim::report

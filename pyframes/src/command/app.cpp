@@ -1,0 +1,156 @@
+#include "command/app.h"
+
+#include <fmt/format.h>
+
+#include "command/job_targets.h"
+#include "command/options.h"
+#include "pyframes/merge.h"
+#include "pyframes/render.h"
+
+namespace pyframes::cli {
+
+namespace {
+
+constexpr const char* kProgram = "pyframes";
+
+std::string thread_label(const Thread& thread, size_t index) {
+  if (thread.native_id != 0) return fmt::format("{}", thread.native_id);
+  if (thread.thread_id != 0) return fmt::format("{:#x}", thread.thread_id);
+  return fmt::format("#{}", index + 1);
+}
+
+// A cut frame chain is reported like a failed read, one line per process: the output is
+// incomplete, and scripts must be able to tell.
+void report_truncation(const Process& process, const Target& target, Output& output) {
+  std::vector<size_t> cut;
+  for (size_t i = 0; i < process.threads.size(); ++i) {
+    if (process.threads[i].truncated) cut.push_back(i);
+  }
+  if (cut.empty()) return;
+  const Thread& first = process.threads[cut.front()];
+  std::string why = fmt::format("stack of thread {} truncated after {} frames: {}", thread_label(first, cut.front()),
+                                first.frames.size(),
+                                first.truncation_reason.empty() ? "frame chain cut" : first.truncation_reason);
+  if (cut.size() > 1) why += fmt::format("; {} more threads truncated", cut.size() - 1);
+  output.err += format_error_line(kProgram, target.name(), make_error(ErrorKind::Corrupt, why)) + "\n";
+}
+
+bool has_truncation(const Process& process) {
+  for (const Thread& thread : process.threads) {
+    if (thread.truncated) return true;
+  }
+  return false;
+}
+
+// --idle outside the merged view: idle threads are left out of each process.
+void hide_idle_threads(std::vector<Process>& processes) {
+  for (Process& process : processes) {
+    std::erase_if(process.threads, [](const Thread& thread) { return thread.state == ThreadState::Idle; });
+  }
+}
+
+bool merged_view(const Options& options, size_t processes) {
+  if (options.merge != MergeMode::Auto) return options.merge == MergeMode::Always;
+  return options.from_json || processes > 1;
+}
+
+}  // namespace
+
+int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal, const Readers& readers,
+                 std::string_view version, Output& output, const Sources* sources) {
+  auto parsed = parse_options(args);
+  if (!parsed) {
+    output.err += format_error_line(kProgram, "usage", parsed.error()) + "\n";
+    return kExitUsage;
+  }
+  const Options& options = *parsed;
+  if (options.action == Action::Help) {
+    output.out += help_text();
+    return kExitOk;
+  }
+  if (options.action == Action::Version) {
+    output.out += version_text(version);
+    return kExitOk;
+  }
+
+  const Sources live = live_sources();
+  if (sources == nullptr) sources = &live;
+  int status = kExitOk;
+  std::vector<Process> processes;
+  std::vector<FailedTarget> failures;
+  if (options.from_json) status = load_json_dumps(options.json_files, *sources, processes, failures, output);
+
+  const Selection selection = select_targets(options, *sources, output);
+  if (selection.status == kExitUsage) return kExitUsage;  // a bad --pgrep pattern: nothing read
+  if (selection.status != kExitOk) status = selection.status;
+  CoreOptions core_options;
+  core_options.read.lock = options.lock;
+  core_options.read.locals = options.locals;
+  core_options.read.native = options.native;
+  core_options.read.native_all = options.native_all;
+  if (!options.core_executable.empty()) core_options.executable = options.core_executable;
+  core_options.lib_search = options.lib_search;
+  core_options.root = options.root;
+  const std::vector<Target>& targets = selection.targets;
+  std::vector<Result<Process>> results = read_in_parallel(
+      targets.size(),
+      [&](size_t i) {
+        return targets[i].is_core() ? readers.core(targets[i].core_path, core_options)
+                                    : readers.process(targets[i].pid, core_options.read);
+      },
+      default_parallelism());
+
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i]) {
+      Process& process = results[i].value();
+      if (process.pid == 0) process.pid = targets[i].pid;
+      report_truncation(process, targets[i], output);
+      if (has_truncation(process)) status = kExitTargetProblem;
+      processes.push_back(std::move(process));
+    } else if (!(selection.found[i] && quietly_skipped(results[i].error()))) {
+      const Error& error = results[i].error();
+      output.err += format_error_line(kProgram, targets[i].name(), error) + "\n";
+      failures.push_back(FailedTarget{targets[i].pid, targets[i].name(), error});
+      status = kExitTargetProblem;
+    }
+  }
+  if (processes.empty() && failures.empty() && status == kExitOk) {
+    output.err += format_error_line(kProgram, "selection",
+                                    make_error(ErrorKind::NotFound, "no Python process found",
+                                               "check the launcher PID (pstree -p PID) or the pattern (pgrep -af PATTERN)")) +
+                  "\n";
+    status = kExitTargetProblem;
+  }
+
+  if (merged_view(options, processes.size())) {
+    MergeOptions merge_options;
+    merge_options.all_threads = options.all_threads;
+    merge_options.hide_idle = options.hide_idle;
+    const MergedStacks merged = merge_stacks(processes, merge_options);
+    if (options.json) {
+      if (options.hide_idle) hide_idle_threads(processes);
+      output.out += render_merged_json(processes, merged, failures, !options.from_json);
+    } else if (!processes.empty()) {
+      TextOptions text_options;
+      text_options.color = terminal.stdout_is_tty && !terminal.no_color;
+      SourceCache source_cache;
+      output.out += render_merged_text(merged, text_options, &source_cache);
+    }
+    return status;
+  }
+  if (options.hide_idle) hide_idle_threads(processes);
+  if (options.json) {
+    output.out += render_json(processes, failures);
+  } else {
+    TextOptions text_options;
+    text_options.color = terminal.stdout_is_tty && !terminal.no_color;
+    SourceCache source_cache;
+    for (size_t i = 0; i < processes.size(); ++i) {
+      if (i > 0) output.out += '\n';
+      output.out += render_text(processes[i], text_options, &source_cache);
+    }
+  }
+  return status;
+}
+
+}  // namespace pyframes::cli
