@@ -80,7 +80,16 @@ def main():
             gdb_problem = "gdb is not installed"
         else:
             gdb_argv = ["gdb", "-batch", "-nx", "-p", pid, "-ex", "thread apply all bt"]
-            gdb_stops, gdb_wall = stopped_times(gdb_argv, gdb_runs, args.ptrace_clock, lambda out: "time_sleep" in out)
+            # gdb names time_sleep only with the interpreter's debug symbols (python3.11-dbg,
+            # which the full benchmark installs and a fresh machine lacks): without them its
+            # column stays empty, said why, as when gdb is missing.
+            probe = subprocess.run(gdb_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, universal_newlines=True)
+            if "time_sleep" not in probe.stdout:
+                gdb_problem = "gdb has no debug symbols for %s (install its -dbg package)" % args.python
+            else:
+                gdb_stops, gdb_wall = stopped_times(gdb_argv, gdb_runs, args.ptrace_clock,
+                                                    lambda out: "time_sleep" in out)
         core_prefix = os.path.join(workdir, "core")
         core = None
         if shutil.which("gcore"):
