@@ -35,29 +35,13 @@ sys.path.insert(0, HERE)
 from core_checks import compare_process, one_line_error, run_probe  # noqa: E402
 from core_targets import (Skip, TargetError, Targets, find_kernel_core, gcore,  # noqa: E402
                           kernel_core_pattern)
+from exec_wait import wait_exec_asleep  # noqa: E402  (tests/common: on the path since core_targets)
 
 PROGRAMS = os.path.join(HERE, "programs")
 SKIP = 77
 
 
-def wait_exec_asleep(pid, program, timeout=120.0):
-    """Waits until `pid` runs `program` (exec done) and sleeps in it (select, nanosleep,
-    clock_nanosleep or pselect6): from then on it is that program, not our fork still on its way
-    there, however loaded the machine. Only a process that never gets there reaches the deadline."""
-    program = os.path.realpath(shutil.which(program) or program)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            exe = os.path.realpath("/proc/%d/exe" % pid)
-            with open("/proc/%d/syscall" % pid) as f:
-                syscall = f.read().split()[0]
-        except (IOError, OSError, IndexError):
-            exe, syscall = None, None
-        if exe == program and syscall in ("23", "35", "230", "270"):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
-        time.sleep(0.01)
+
 
 
 def program_argv(python, program):

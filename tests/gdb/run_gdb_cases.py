@@ -17,13 +17,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, os.path.join(HERE, "..", "core"))
 
 from core_targets import Skip, gcore  # noqa: E402
+from exec_wait import wait_exec_asleep  # noqa: E402  (tests/common: on the path since core_targets)
 from itest_targets import Targets, TargetError  # noqa: E402
 
 import gdb_session as gs  # noqa: E402
@@ -33,26 +33,6 @@ PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "integration", "programs"))
 SCENARIOS = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
 SOURCE_DIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 SOURCE_LOADER = os.path.join(SOURCE_DIR, "gdb", "pyframes-gdb.py")
-
-
-def wait_exec_asleep(pid, program, timeout=120.0):
-    """Waits until `pid` runs `program` (exec done) and sleeps in it (select, nanosleep,
-    clock_nanosleep or pselect6): from then on it is that program, not our fork still on its way
-    there, however loaded the machine. Only a process that never gets there reaches the deadline."""
-    program = os.path.realpath(shutil.which(program) or program)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            exe = os.path.realpath("/proc/%d/exe" % pid)
-            with open("/proc/%d/syscall" % pid) as f:
-                syscall = f.read().split()[0]
-        except (IOError, OSError, IndexError):
-            exe, syscall = None, None
-        if exe == program and syscall in ("23", "35", "230", "270"):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
-        time.sleep(0.01)
 
 
 class Problems(list):

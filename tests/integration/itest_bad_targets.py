@@ -4,7 +4,10 @@ import json
 import os
 import re
 import subprocess
-import time
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from exec_wait import wait_exec_asleep  # noqa: E402
 
 from itest_checks import compare_frames, compare_process, parse_document, python_frames, run_pyframes
 from itest_targets import untouched_problems
@@ -141,30 +144,6 @@ def group_errors(report, args, targets):
         check_truncated(report, args, target)
     check_permission_denied(report, args, targets)
     check_exit_mid_read(report, args, targets)
-
-
-# x86-64 syscalls a process sleeping in `sleep` or Python 2's time.sleep is blocked in:
-# select, nanosleep, clock_nanosleep, pselect6.
-SLEEP_SYSCALLS = ("23", "35", "230", "270")
-
-
-def wait_exec_asleep(pid, program, timeout=60.0):
-    """Waits until `pid` runs `program` (exec done) and sleeps in its sleep call: from then on it is
-    that program, not our fork still on its way there, however loaded the machine."""
-    program = os.path.realpath(program)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            exe = os.path.realpath("/proc/%d/exe" % pid)
-            with open("/proc/%d/syscall" % pid) as f:
-                syscall = f.read().split()[0]
-        except (IOError, OSError, IndexError):
-            exe, syscall = None, None
-        if exe == program and syscall in SLEEP_SYSCALLS:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError("%d never slept in %s (exe %s, syscall %s)" % (pid, program, exe, syscall))
-        time.sleep(0.01)
 
 
 def which(name):
