@@ -15,16 +15,14 @@ using ledger_test::TempDir;
 
 namespace {
 
+// The geometry of the small ledgers below: a 64-slot ring, 4 communicators and call-sites.
+constexpr Geometry kSmall{.ring_capacity = 64, .comm_capacity = 4, .callsite_capacity = 4, .callsite_depth = 4,
+                          .strings_size = 4096};
+
 // A small ledger with a communicator, records and a call-site, as bytes.
 std::vector<unsigned char> sample_bytes() {
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 64;
-  g.comm_capacity = 4;
-  g.callsite_capacity = 4;
-  g.callsite_depth = 4;
-  g.strings_size = 4096;
-  auto w = ledger_test::make_writer(dir.file("s.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("s.ledger"), kSmall);
   if (!w) return {};
   CommInit init;
   init.key_kind = KeyKind::UniqueId;
@@ -181,13 +179,7 @@ TEST_CASE("ledger reader: a slot claimed but not yet written is busy, not corrup
   // finds the slot's previous record (index - capacity) there. Seen once by the concurrent
   // recorder test under ThreadSanitizer, which counted the old "corrupt" warning.
   TempDir dir;
-  Geometry g;
-  g.ring_capacity = 64;
-  g.comm_capacity = 4;
-  g.callsite_capacity = 4;
-  g.callsite_depth = 4;
-  g.strings_size = 4096;
-  auto w = ledger_test::make_writer(dir.file("wrapped.ledger"), g);
+  auto w = ledger_test::make_writer(dir.file("wrapped.ledger"), kSmall);
   REQUIRE(w);
   for (uint64_t i = 0; i < 66; ++i) {
     RecordStart s;
