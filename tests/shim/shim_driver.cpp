@@ -264,10 +264,9 @@ int stall_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
   float v = 1.0f;
   if (!check(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr), rank, "allreduce 1")) return 1;
   if (rank == nranks - 1) {
-    sleep(4);  // never issues the second all_reduce; leaves after the others gave up
-    return 0;
+    for (;;) pause();  // never issues the second all_reduce; the test ends the job
   }
-  // Blocks until HANGSHIM_FAKE_TIMEOUT turns the wait into an error.
+  // Blocks as a real hang does (or until HANGSHIM_FAKE_TIMEOUT, where set, turns it into an error).
   ncclResult_t r = ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr);
   return r == ncclSuccess ? 1 : 0;
 }
