@@ -53,7 +53,8 @@ const char* check(const CallRecord& r) {
 TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
   TempDir dir;
   // A small ring: its slots are overwritten thousands of times per second.
-  auto w = ledger_test::make_writer(dir.file("torn.ledger"), {.ring_capacity = 64});
+  constexpr Geometry kGeometry{.ring_capacity = 64};
+  auto w = ledger_test::make_writer(dir.file("torn.ledger"), kGeometry);
   REQUIRE(w);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> next_value{1000};
@@ -96,7 +97,7 @@ TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
   // Runs for at least 1.5 s, and until the readers checked over 1000 records while the writers
   // went round the ring many times: the amount of work decides when to stop, not a fixed sleep a
   // loaded machine can spend without scheduling the threads. The deadline only ends a stuck run.
-  const uint64_t laps = 20 * g.ring_capacity;
+  const uint64_t laps = 20 * kGeometry.ring_capacity;
   const auto began = std::chrono::steady_clock::now();
   const auto deadline = began + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline &&
