@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_shim_case import case_arguments, expect, run_case  # noqa: E402
@@ -75,14 +76,36 @@ def check_stall(c, python):
     rendezvous = os.path.join(c.dir, "rendezvous")
     os.mkdir(rendezvous)
     truth_path = os.path.join(c.dir, "stall-truth.json")
-    procs = []
-    for rank in range(2):
-        env = c.env(RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank, HANGSHIM_STALL_SECONDS=1, HANGSHIM_FAKE_TIMEOUT=3,
-                    HANGSHIM_POLL_MS=20)
-        procs.append(subprocess.Popen([python, PROGRAM, "stall", truth_path, rendezvous], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True))
-    outputs = [p.communicate(timeout=60) for p in procs]
-    expect(all(p.returncode == 0 for p in procs), "stall programs failed: %s" % outputs)
+    procs, err_paths = [], []
+    # No stand-in timeout: rank 0 waits as in a real hang until its stall line is on stderr and
+    # its stack dump is written (a deadline only a missing report reaches); then the job is ended.
+    try:
+        for rank in range(2):
+            env = c.env(RANK=rank, WORLD_SIZE=2, LOCAL_RANK=rank, HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20)
+            err_paths.append(os.path.join(c.dir, "stall-%d.err" % rank))
+            with open(err_paths[-1], "w") as err:
+                procs.append(subprocess.Popen([python, PROGRAM, "stall", truth_path, rendezvous], env=env,
+                                              stdout=subprocess.DEVNULL, stderr=err))
+
+        def reported():
+            with open(err_paths[0]) as f:
+                if not [l for l in f if l.startswith("hangshim: rank 0 ")]:
+                    return False
+            rank0 = [l for l in c.ledger_files() if "-r00000-" in l]
+            return len(rank0) == 1 and bool(c.read(rank0[0])["process"]["stacks_file"])
+        deadline = time.monotonic() + 120
+        while not reported():
+            expect(all(p.poll() is None for p in procs), "a stall program ended: %s" %
+                   [open(path).read() for path in err_paths])
+            expect(time.monotonic() < deadline, "no stall reported within 120 s: %s" % open(err_paths[0]).read())
+            time.sleep(0.1)
+        expect(all(p.poll() is None for p in procs), "the job did not run on after the stall report")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+    outputs = [(None, open(path).read()) for path in err_paths]
     with open(truth_path) as f:
         blocked = json.load(f)["blocked_at"]
     rank0 = [l for l in c.ledger_files() if "-r00000-" in l]

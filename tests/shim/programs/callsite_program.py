@@ -130,6 +130,13 @@ def calls_mode(truth_path, helper_path):
         json.dump({"calls": CALLS}, f)
 
 
+def write_truth(path, where):
+    with open(path + ".tmp", "w") as f:
+        json.dump({"blocked_at": where}, f)
+    os.rename(path + ".tmp", path)
+    return True
+
+
 def stall_mode(truth_path, rendezvous):
     rank, nranks = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     id_path = os.path.join(rendezvous, "uid")
@@ -147,13 +154,11 @@ def stall_mode(truth_path, rendezvous):
     comm = init(nranks, rank, uid)
     all_reduce(comm)
     if rank == nranks - 1:
-        time.sleep(4)  # skips the second all_reduce
-        return
-    where = chain_of(sys._getframe()); rc = _nccl.ncclAllReduce(_buffer, _buffer, 4, FLOAT, SUM, comm, None)  # noqa: E702
-    assert rc != 0  # HANGSHIM_FAKE_TIMEOUT ended the wait
-    if rank == 0:
-        with open(truth_path, "w") as f:
-            json.dump({"blocked_at": where}, f)
+        while True:
+            time.sleep(3600)  # skips the second all_reduce; the test ends the job
+    # One line: the interpreter's own record of where the call is, the truth written (rank 0;
+    # before the call, which blocks until the test ends the job), then the call.
+    where = chain_of(sys._getframe()); rank == 0 and write_truth(truth_path, where); _nccl.ncclAllReduce(_buffer, _buffer, 4, FLOAT, SUM, comm, None)  # noqa: E501,E702
 
 
 if __name__ == "__main__":
