@@ -13,11 +13,13 @@ import glob
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from hung_job import run_until_reported  # noqa: E402
 
 SKIP = 77
 
@@ -161,22 +163,13 @@ def case_dump_full(job):
         # The waiting rank waits as in a real hang (no stand-in timeout) until its stall line is
         # on stderr (a deadline only a missing line reaches); the job must still run then.
         err_path = os.path.join(job.work, "dump_full.err")
-        with open(err_path, "w") as err_file:
-            p = subprocess.Popen([job.args.driver, "stall", "2"], env=job.env(mnt, HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20),
-                                 stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 120
-            while not [line for line in open(err_path) if line.startswith("hangshim:") and "stalled" in line]:
-                expect(p.poll() is None, "the stalled job ended (status %s): %s" % (p.returncode, open(err_path).read()))
-                expect(time.monotonic() < deadline, "no stall line within 120 s: %s" % open(err_path).read())
-                time.sleep(0.1)
-            expect(p.poll() is None, "the job did not run on after its stall line (status %s)" % p.returncode)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-        with open(err_path) as f:
-            lines = [line for line in f.read().splitlines() if line.startswith("hangshim:")]
+
+        def stall_line():
+            with open(err_path) as f:
+                return any(line.startswith("hangshim:") and "stalled" in line for line in f)
+        err = run_until_reported([job.args.driver, "stall", "2"], job.env(mnt, HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20),
+                                 err_path, stall_line, expect)
+        lines = [line for line in err.splitlines() if line.startswith("hangshim:")]
         stalls = [line for line in lines if "stalled" in line]
         expect(len(stalls) == 1, "expected one stall line, got %s" % lines)
         expect("Python stacks not written" in stalls[0] and "No space left on device" in stalls[0],

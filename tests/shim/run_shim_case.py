@@ -21,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from expect import Failure, expect  # noqa: E402,F401  (the drivers beside this one import them from here)
+from hung_job import run_until_reported  # noqa: E402
 
 
 class Case(object):
@@ -205,30 +206,16 @@ def case_stall(c):
     # the ledgers and stderr show the stall (a deadline only a missing report reaches); then it
     # is ended. Nothing here depends on how soon the watchdog gets the CPU.
     err_path = os.path.join(c.dir, "stall.err")
-    with open(err_path, "w") as err_file:
-        job = subprocess.Popen([c.args.driver, "stall", str(n)], env=c.env(HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20),
-                               stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
-    try:
-        def stalled():
-            with open(err_path) as f:
-                reported = [line for line in f if line.startswith("hangshim: rank ")]
-            if len(reported) < n - 1 or len(c.ledger_files()) < n:
-                return False
-            ledgers = c.ledgers_by_rank()
-            return all(ledgers.get(rank, {}).get("process", {}).get("stacks_file") for rank in range(n - 1))
-        deadline = time.monotonic() + 120
-        while not stalled():
-            expect(job.poll() is None, "the job ended (status %s) before the stall was reported: %s" %
-                   (job.returncode, open(err_path).read()))
-            expect(time.monotonic() < deadline, "no stall reported within 120 s: %s" % open(err_path).read())
-            time.sleep(0.1)
-        expect(job.poll() is None, "the job did not run on after the stall report (status %s)" % job.returncode)
-    finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-        job.wait()
-    with open(err_path) as f:
-        err = f.read()
+
+    def stalled():
+        with open(err_path) as f:
+            reported = [line for line in f if line.startswith("hangshim: rank ")]
+        if len(reported) < n - 1 or len(c.ledger_files()) < n:
+            return False
+        ledgers = c.ledgers_by_rank()
+        return all(ledgers.get(rank, {}).get("process", {}).get("stacks_file") for rank in range(n - 1))
+    err = run_until_reported([c.args.driver, "stall", str(n)], c.env(HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20),
+                             err_path, stalled, expect)
     lines = [line for line in err.splitlines() if line.startswith("hangshim:")]
     ledgers = c.ledgers_by_rank()
     for rank in range(n - 1):
