@@ -40,7 +40,7 @@ void write_comm(JsonWriter& j, const CommInfo& c) {
   j.field("state", comm_state_name(c.state)).field("rank", c.rank).field("nranks", c.nranks).field("device", c.device);
   j.field("parent_key", c.parent_key != 0 ? format_key(c.parent_key) : "").field("color", c.color);
   j.field("split_index", c.split_index).field("splits", c.splits).field("name", c.name);
-  j.field("async_error", c.async_error);
+  j.field("async_error", c.async_error).field("revoked_ns", c.revoked_ns);
   j.field("handle", c.handle).field("created_ns", c.created_ns).field("ended_ns", c.ended_ns);
   j.field("coll_issued", c.coll_issued).field("coll_completed", c.coll_completed);
   j.field("p2p_issued", c.p2p_issued).field("p2p_completed", c.p2p_completed);

@@ -116,6 +116,7 @@ void render_comms(std::string& out, const Ledger& ledger) {
   for (const auto& c : ledger.comms) {
     std::string extra = c.name;
     if (c.async_error != 0) extra += fmt::format("{}async error {}", extra.empty() ? "" : " ", c.async_error);
+    if (c.revoked_ns != 0) extra += fmt::format("{}revoked", extra.empty() ? "" : " ");
     if (c.parent_key != 0) {
       if (!extra.empty()) extra += " ";
       extra += fmt::format("parent {} split #{} color {}", format_key(c.parent_key), c.split_index, c.color);

@@ -23,6 +23,9 @@ const char* op_name(uint8_t op) noexcept {
     case Op::CommFinalize: return "comm_finalize";
     case Op::CommDestroy: return "comm_destroy";
     case Op::CommAbort: return "comm_abort";
+    case Op::WindowRegister: return "window_register";
+    case Op::WindowDeregister: return "window_deregister";
+    case Op::CommRevoke: return "comm_revoke";
   }
   return "unknown";
 }

@@ -39,13 +39,23 @@ enum class Op : uint8_t {
   CommFinalize = 16,
   CommDestroy = 17,
   CommAbort = 18,
+  // NCCL 2.27+: registering a memory window is collective (every rank of the communicator
+  // must call it; a rank that skips one leaves the others waiting), so it takes a collective
+  // sequence number like an all_reduce. It runs on the host: done when it returns.
+  WindowRegister = 19,
+  WindowDeregister = 20,
+  CommRevoke = 21,  // ncclCommRevoke: cancels the communicator's in-flight operations
 };
-inline constexpr int kOpCount = 19;
+inline constexpr int kOpCount = 22;
 // Ops with a per-communicator counter in CommEntry::op_counts (AllReduce..Recv).
 inline constexpr int kCountedOps = 10;
-inline constexpr bool is_collective(Op op) { return op >= Op::AllReduce && op <= Op::Scatter; }
+inline constexpr bool is_window(Op op) { return op == Op::WindowRegister || op == Op::WindowDeregister; }
+inline constexpr bool is_collective(Op op) { return (op >= Op::AllReduce && op <= Op::Scatter) || is_window(op); }
 inline constexpr bool is_p2p(Op op) { return op == Op::Send || op == Op::Recv; }
+// Takes a sequence number (collective or point-to-point) on its communicator.
 inline constexpr bool is_counted(Op op) { return is_collective(op) || is_p2p(op); }
+// Has a slot in CommEntry::op_counts.
+inline constexpr bool has_op_count(Op op) { return op >= Op::AllReduce && op <= Op::Recv; }
 inline constexpr bool has_root(Op op) {
   return op == Op::Broadcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter;
 }
@@ -186,7 +196,10 @@ struct CommEntry {
   uint64_t op_counts[kCountedOps];  // calls per Op, AllReduce..Recv (atomic)
   char name[32];                // config->commName when given, NUL-terminated
   int32_t async_error;          // last error ncclCommGetAsyncError reported (0: none) (atomic)
-  uint8_t reserved[36];
+  uint32_t reserved_align;
+  uint64_t revoked_ns;          // when ncclCommRevoke returned (atomic), 0 if never: the calls
+                                // issued before it were cancelled, not stuck
+  uint8_t reserved[24];
 };
 
 struct RingEntry {

@@ -214,6 +214,7 @@ class Parser {
       for (int i = 0; i < kCountedOps; ++i) info.op_counts[static_cast<size_t>(i)] = load_relaxed(c.op_counts[i]);
       info.name = load_text(c.name);
       info.async_error = load_relaxed(c.async_error);
+      info.revoked_ns = load_relaxed(c.revoked_ns);
       if (state > static_cast<uint32_t>(CommState::Aborted) || info.key_kind > static_cast<uint32_t>(KeyKind::Unknown) ||
           info.nranks < 0 || info.nranks > kMaxRanks || info.rank < -1 || (info.nranks > 0 && info.rank >= info.nranks)) {
         out_.warnings.push_back(fmt::format("communicator entry {} is corrupt; skipped", slot + 1));

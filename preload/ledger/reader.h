@@ -59,6 +59,7 @@ struct CommInfo : CommIdentity {
   std::array<uint64_t, kCountedOps> op_counts{};
   std::string name;
   int32_t async_error = 0;
+  uint64_t revoked_ns = 0;  // ncclCommRevoke: calls issued before this were cancelled
 };
 
 // One call. Fields as in RingEntry (format.h); `stamp` and the reserved fields are not kept.

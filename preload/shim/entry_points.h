@@ -4,7 +4,8 @@
 // consumers define X as variadic: #define X(name, ret, params, args, ...).
 //
 //   queries       forwarded untouched (cheap; a few feed the ledger: version, async errors)
-//   life cycle    communicator creation and end: register keys, record the call
+//   life cycle    communicator creation and end (and revoke): register keys, record the call
+//   windows       memory window (de)registration: collective, recorded like one (host-side)
 //   collectives   recorded around the call; their fields say which arguments become the
 //                 record's Op, count, dtype, reduce op and root/peer (-1: the call has none)
 #pragma once
@@ -40,9 +41,16 @@
   X(ncclCommFinalize, ncclResult_t, (ncclComm_t comm), (comm))                                     \
   X(ncclCommDestroy, ncclResult_t, (ncclComm_t comm), (comm))                                      \
   X(ncclCommAbort, ncclResult_t, (ncclComm_t comm), (comm))                                        \
+  X(ncclCommRevoke, ncclResult_t, (ncclComm_t comm, int revokeFlags), (comm, revokeFlags))          \
   X(ncclGroupStart, ncclResult_t, (), ())                                                          \
   X(ncclGroupEnd, ncclResult_t, (), ())                                                            \
   X(ncclGroupSimulateEnd, ncclResult_t, (ncclSimInfo_t * simInfo), (simInfo))
+
+#define HANGSHIM_NCCL_WINDOWS(X)                                                                   \
+  X(ncclCommWindowRegister, ncclResult_t,                                                          \
+    (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags),                   \
+    (comm, buff, size, win, winFlags))                                                             \
+  X(ncclCommWindowDeregister, ncclResult_t, (ncclComm_t comm, ncclWindow_t win), (comm, win))
 
 #define HANGSHIM_NCCL_COLLECTIVES(X)                                                         \
   X(ncclAllReduce, ncclResult_t,                                                             \
@@ -104,4 +112,5 @@
 #define HANGSHIM_NCCL_ENTRY_POINTS(X) \
   HANGSHIM_NCCL_QUERIES(X)            \
   HANGSHIM_NCCL_LIFE_CYCLE(X)         \
+  HANGSHIM_NCCL_WINDOWS(X)            \
   HANGSHIM_NCCL_COLLECTIVES(X)

@@ -150,6 +150,20 @@ HANGSHIM_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return record_end_of_comm(Op::CommAbort, comm, real);
 }
 
+// Revoke cancels the communicator's in-flight operations (they are then cancelled, not stuck)
+// and keeps it for ncclCommDestroy/ncclCommShrink.
+HANGSHIM_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  auto real = HANGSHIM_REAL(ncclCommRevoke);
+  if (real == nullptr) return missing_nccl("ncclCommRevoke");
+  OutermostCall outer;
+  Recorder* r = recorder_for(outer);
+  if (r == nullptr) return real(comm, revokeFlags);
+  CallToken token = r->begin_end_of_comm(Op::CommRevoke, comm);
+  ncclResult_t result = real(comm, revokeFlags);
+  r->end_end_of_comm(token, result, comm);
+  return result;
+}
+
 HANGSHIM_EXPORT ncclResult_t ncclGroupStart() {
   auto real = HANGSHIM_REAL(ncclGroupStart);
   if (real == nullptr) return missing_nccl("ncclGroupStart");

@@ -138,7 +138,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     s.comm_key = c->key;
     if (counted) {
       s.seq = fetch_add_relaxed(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
-      fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
+      if (has_op_count(call.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
     }
     s.count = call.count;
     s.issued_ns = t;

@@ -186,8 +186,14 @@ const CommInfo* Analysis::member_info(size_t view, int comm) const {
   return nullptr;
 }
 
+bool Analysis::cancelled(size_t view, const CallRecord& record) const {
+  const CommInfo* c = in.ranks[view].comm(record.comm);
+  return c != nullptr && c->revoked_ns != 0 && record.issued_ns <= c->revoked_ns &&
+         static_cast<Op>(record.op) != Op::CommRevoke;
+}
+
 bool Analysis::pending(size_t view, const CallRecord& record) const {
-  if (record.completed_ns != 0) return false;
+  if (record.completed_ns != 0 || cancelled(view, record)) return false;
   const CommInfo* c = in.ranks[view].comm(record.comm);
   if (c != nullptr && record.seq != 0) {
     bool p2p = is_p2p(static_cast<Op>(record.op));

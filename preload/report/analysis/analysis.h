@@ -66,6 +66,9 @@ class Analysis {
   // on none: once any member saw #k complete, every member's #k is done, even where the ledger
   // could not mark it (a process that exited before its watchdog polled the last CUDA event).
   bool pending(size_t view, const ledger::CallRecord& record) const;
+  // Whether ncclCommRevoke cancelled the record's operation (issued before the revoke returned):
+  // neither pending nor an error, whatever it returned.
+  bool cancelled(size_t view, const ledger::CallRecord& record) const;
   // A member's completed count with that rule applied.
   uint64_t completed(const CommGroup& group, const Member& member) const;
   Site site_text(SiteKey key, uint32_t function) const;

@@ -92,6 +92,13 @@ std::optional<Finding> classify_comm(const Analysis& a, int comm) {
       at.missing.push_back(m.view);
     }
   }
+  // ncclCommRevoke cancelled #k on every member that issued it: nobody waits in it, whoever
+  // did not issue it.
+  bool someone_waits = false;
+  for (size_t i = 0; i < at.issued.size(); ++i) {
+    if (at.records[i] == nullptr || !a.cancelled(at.issued[i], *at.records[i])) someone_waits = true;
+  }
+  if (!someone_waits) return std::nullopt;
   if (!at.missing.empty()) return classify_missing(a, at);
   // A program error at #k (ranks disagree on it) was there before anyone died or failed in it:
   // it comes first; a rank that ended inside an otherwise consistent #k comes next.

@@ -27,6 +27,7 @@ std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at) {
   std::vector<size_t> waiting;
   for (size_t i = 0; i < at.issued.size(); ++i) {
     const auto* r = at.records[i];
+    if (r != nullptr && a.cancelled(at.issued[i], *r)) continue;  // revoked: cancelled, not failed
     if (r != nullptr && failed(r->result)) {
       by_error[r->result].push_back(at.issued[i]);
     } else if (r == nullptr || a.pending(at.issued[i], *r)) {

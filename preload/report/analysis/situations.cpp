@@ -9,9 +9,15 @@
 
 namespace hangshim::report {
 
+
 using namespace hangshim::ledger;
 
 namespace {
+
+bool initializing(const RankView& v, uint32_t comm) {
+  const CommInfo* c = v.comm(comm);
+  return c != nullptr && c->state == static_cast<uint32_t>(CommState::Initializing);
+}
 
 bool is_init(Op op) {
   return op == Op::CommInitRank || op == Op::CommInitAll || op == Op::CommInitRankScalable || op == Op::CommSplit ||
@@ -58,6 +64,11 @@ void Analysis::place_ranks() {
         if (is_init(op) && oldest_init == nullptr && r.returned_ns == 0) oldest_init = &r;
       } else if (is_collective(op) && (r.result == 0 || r.result == 7)) {
         last_done = &r;
+      } else if (is_init(op) && oldest_init == nullptr && r.result == 7 && initializing(v, r.comm)) {
+        // A nonblocking init (ncclInProgress) whose communicator is not set up yet: the rank
+        // polls ncclCommGetAsyncError while the others join; it is in init as much as a
+        // blocking call that has not returned.
+        oldest_init = &r;
       }
     }
     if (last_done != nullptr) s.last = call(i, *last_done);

@@ -68,7 +68,7 @@ CallToken Recorder::begin(const CallInfo& call) noexcept {
   bool p2p = is_p2p(call.op);
   if (CommEntry* c = writer_->comm(t.comm)) {
     t.seq = fetch_add_relaxed(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
-    fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
+    if (has_op_count(call.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
     if (load_relaxed(c->device) < 0 || load_relaxed(c->rank) < 0) learn_comm_details(t.comm, call.comm);
   }
   RecordStart s = start_record(call.op, t.comm, now);
@@ -119,7 +119,8 @@ void Recorder::end(const CallToken& t, int result) noexcept {
   }
   uint16_t flags = 0;
   bool done = true;
-  if (cuda_enabled_ && completion_.available(now)) {
+  // Window (de)registration runs on the host, synchronously: done when it returns.
+  if (!is_window(t.op) && cuda_enabled_ && completion_.available(now)) {
     PendingCompletion pending{t.index, t.seq, t.comm, p2p, nullptr, nullptr, false};
     switch (completion_.track(pending, static_cast<CUstream>(t.stream))) {
       case CudaCompletion::Track::Tracked:
@@ -158,7 +159,7 @@ void Recorder::group_simulate_end(int result) noexcept {
     writer_->record_completed(m.index, now, kRecordSimulated);
     if (CommEntry* c = writer_->comm(m.comm); c != nullptr && m.seq != 0) {
       fetch_add_relaxed(m.p2p ? c->p2p_issued : c->coll_issued, ~uint64_t{0});
-      fetch_add_relaxed(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
+      if (has_op_count(m.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
     }
     writer_->give_back_callsite_hit(m.callsite);
   }

@@ -167,6 +167,12 @@ void Recorder::end_end_of_comm(const CallToken& t, int result, void* comm) noexc
   uint64_t now = now_ns();
   if (t.index != 0) writer_->record_returned(t.index, now, result, 0, now);
   if (failed(result)) return;
+  if (t.op == Op::CommRevoke) {
+    // NCCL cancels what was in flight and keeps the communicator (to destroy or shrink it):
+    // the calls issued before now were cancelled, not stuck.
+    if (CommEntry* c = writer_->comm(t.comm)) store_release(c->revoked_ns, now);
+    return;
+  }
   if (CommEntry* c = writer_->comm(t.comm)) {
     CommState state = t.op == Op::CommFinalize ? CommState::Finalized
                       : t.op == Op::CommAbort  ? CommState::Aborted

@@ -92,7 +92,7 @@ class Recorder {
   void end_init_all(const CallToken& token, int result, std::span<void* const> comms, const int* devices) noexcept;
   // For ncclCommSplit/Shrink: the parent's key and its split count (then incremented).
   uint64_t take_split_index(void* parent, uint32_t* split_index) noexcept;
-  // Finalize / destroy / abort.
+  // Finalize / destroy / abort / revoke.
   CallToken begin_end_of_comm(ledger::Op op, void* comm) noexcept;
   void end_end_of_comm(const CallToken& token, int result, void* comm) noexcept;
   // ncclCommGetAsyncError's answer: nonblocking communicators become active, errors are kept.
