@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <numeric>
 #include <vector>
 
@@ -28,10 +29,16 @@ ncclResult_t check_config(const ncclConfig_t* config, const char* api) {
   return ncclSuccess;
 }
 
+// config.blocking = 0 (NCCL_CONFIG_INITIALIZER leaves it undefined: blocking).
+bool nonblocking(const ncclConfig_t* config) {
+  constexpr size_t kNeeded = offsetof(ncclConfig_t, blocking) + sizeof(int);
+  return config != nullptr && config->size >= kNeeded && config->blocking == 0;
+}
+
 // Creates the communicator object and joins its segment. With `wait`, returns only when every
 // rank joined (ncclCommInitRank blocks like that); inside a group the wait happens at GroupEnd.
 ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int rank, int device,
-                       bool wait, const char* api) {
+                       bool wait, const char* api, bool blocking = true) {
   if (out == nullptr) return fail(ncclInvalidArgument, "fakenccl: {}: comm pointer is NULL", api);
   *out = nullptr;
   if (nranks < 1 || nranks > kMaxRanks) {
@@ -46,6 +53,22 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
   }
   ncclComm* comm = comm_new(nranks, rank, device);
   comm->label = name.substr(name.rfind('.') + 1, 8);
+  if (!blocking) {
+    // As NCCL does for config.blocking = 0: the handle now, ncclInProgress, and the joining in
+    // the background; ncclCommGetAsyncError says ncclInProgress until it is done (or failed).
+    comm->async_error.store(ncclInProgress);
+    *out = comm;
+    comm->init_thread = std::thread([comm, name, nranks, rank] {
+      ncclResult_t r = comm->segment.join(name, nranks, rank, Deadline::for_operation(), &comm->aborted);
+      if (r == ncclSuccess) {
+        OpList ops;
+        ops.push_back(make_join_wait_op(comm));
+        r = run_ops(ops, Deadline::for_operation());
+      }
+      comm->async_error.store(r);
+    });
+    return ncclInProgress;
+  }
   if (ncclResult_t r = comm->segment.join(name, nranks, rank, Deadline::for_operation(), &comm->aborted);
       r != ncclSuccess) {
     comm_delete(comm);
@@ -67,11 +90,7 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
   return ncclSuccess;
 }
 
-// Waits until no thread and no stream runs work of `comm`.
-void wait_idle(ncclComm* comm) {
-  std::unique_lock lock(comm->mutex);
-  comm->changed.wait(lock, [&] { return comm->executing == 0 && comm->async_finished == comm->async_launched; });
-}
+void wait_idle(ncclComm* comm) { comm_wait_idle(comm); }
 
 }  // namespace
 
@@ -94,7 +113,8 @@ NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncc
     if (ncclResult_t r = check_config(config, "ncclCommInitRankConfig"); r != ncclSuccess) return r;
     std::string name;
     if (ncclResult_t r = segment_name_for_id(commId, name); r != ncclSuccess) return r;
-    return init_rank(comm, nranks, name, rank, current_cuda_device(), true, "ncclCommInitRankConfig");
+    return init_rank(comm, nranks, name, rank, current_cuda_device(), true, "ncclCommInitRankConfig",
+                     !nonblocking(config));
   });
 }
 

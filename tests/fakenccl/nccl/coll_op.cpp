@@ -169,6 +169,7 @@ class CollOp final : public Op {
       case OpKind::kAllGather:
       case OpKind::kGather:
       case OpKind::kSplit:
+      case OpKind::kWindow:
       case OpKind::kAlltoAll:
         for (int r = 0; r < c->nranks; ++r) {
           const auto ru = static_cast<std::uint64_t>(r);
@@ -240,6 +241,7 @@ const char* kind_api_name(OpKind kind) {
     case OpKind::kSplit: return "ncclCommSplit";
     case OpKind::kSend: return "ncclSend";
     case OpKind::kRecv: return "ncclRecv";
+    case OpKind::kWindow: return "ncclCommWindowRegister/Deregister";
   }
   return "ncclUnknown";
 }

@@ -35,6 +35,11 @@ ncclComm* comm_new(int nranks, int rank, int cuda_device) {
 }
 
 void comm_delete(ncclComm* comm) {
+  if (comm->init_thread.joinable()) {
+    comm->aborted.store(true);  // a nonblocking init still joining gives up
+    if (comm->segment.mapped()) comm->segment.wake_all();
+    comm->init_thread.join();
+  }
   {
     std::lock_guard lock(registry().mutex);
     registry().live.erase(comm);
@@ -59,12 +64,21 @@ ncclResult_t comm_check_usable(ncclComm* comm, const char* api) {
     return fail(ncclInvalidUsage, "fakenccl: {}: communicator {} rank {} was aborted", api,
                 comm->label, comm->rank);
   }
+  if (comm->revoked.load()) {
+    return fail(ncclInvalidUsage, "fakenccl: {}: communicator {} rank {} was revoked; destroy or shrink it", api,
+                comm->label, comm->rank);
+  }
   if (const int e = comm->async_error.load(); e != ncclSuccess) {
     return fail(static_cast<ncclResult_t>(e),
                 "fakenccl: {}: communicator {} rank {} has failed earlier ({}); destroy or abort it",
                 api, comm->label, comm->rank, error_string(static_cast<ncclResult_t>(e)));
   }
   return ncclSuccess;
+}
+
+void comm_wait_idle(ncclComm* comm) {
+  std::unique_lock lock(comm->mutex);
+  comm->changed.wait(lock, [&] { return comm->executing == 0 && comm->async_finished == comm->async_launched; });
 }
 
 void comm_wait_async_idle(ncclComm* comm) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 struct ncclComm {
@@ -30,6 +31,12 @@ struct ncclComm {
 
   // Shared with stream workers and with ncclCommAbort from other threads.
   std::atomic<bool> aborted{false};
+  // ncclCommRevoke: in-flight operations give up, new ones are refused; the communicator stays
+  // until ncclCommDestroy/Abort.
+  std::atomic<bool> revoked{false};
+  // A nonblocking init (config.blocking = 0) joins the other ranks here while async_error says
+  // ncclInProgress; comm_delete waits for it.
+  std::thread init_thread;
   std::atomic<int> async_error{ncclSuccess};
   std::mutex mutex;
   std::condition_variable changed;
@@ -48,6 +55,9 @@ void comm_delete(ncclComm* comm);
 ncclResult_t comm_check(const ncclComm* comm, const char* api);
 // Also rejects communicators that were aborted or hold an asynchronous error.
 ncclResult_t comm_check_usable(ncclComm* comm, const char* api);
+
+// Waits until no thread and no stream runs work of `comm`.
+void comm_wait_idle(ncclComm* comm);
 
 // Legacy-stream semantics for synchronous work: wait until every unit this communicator has
 // enqueued on streams has finished (forever, like a GPU stream, unless the units time out).

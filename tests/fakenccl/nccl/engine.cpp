@@ -36,9 +36,10 @@ ncclResult_t run_ops(OpList& ops, const Deadline& deadline) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (done[i]) continue;
       ncclComm* comm = ops[i]->comm();
-      if (comm->aborted.load()) {
+      if (comm->aborted.load() || comm->revoked.load()) {
         return fail(ncclInvalidUsage, "fakenccl: {} on communicator {} rank {}: the communicator was "
-                    "aborted while the operation was in progress", ops[i]->describe(), comm->label, comm->rank);
+                    "{} while the operation was in progress", ops[i]->describe(), comm->label, comm->rank,
+                    comm->aborted.load() ? "aborted" : "revoked");
       }
       const Progress p = ops[i]->step();
       if (p == Progress::kDone) done[i] = true;

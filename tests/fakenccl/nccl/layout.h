@@ -36,6 +36,7 @@ enum class OpKind : std::uint32_t {
   kSplit,  // ncclCommSplit's exchange of (color, key); not a collective in NCCL's count
   kSend,
   kRecv,
+  kWindow,  // ncclCommWindowRegister/Deregister's exchange of sizes: a collective in NCCL's count
 };
 
 // What a rank posted for one round of a collective. Ranks that issued the same call post equal
