@@ -1,0 +1,187 @@
+"""Communicator state beyond plain collectives, with libhangshim.so preloaded into
+comm_state_driver (see its header for the modes): memory windows are recorded as collectives,
+a revoked communicator's cancelled calls are neither stuck nor failed, and a nonblocking init
+is in progress (neither done nor failed) until ncclCommGetAsyncError says it is done.
+
+    run_comm_state_case.py --case NAME --shim LIB --hangshim CLI --driver EXE --fakenccl DIR
+
+The expected facts come from what the ranks printed (their own results and choices) and from
+the ledgers; the verdicts from `hangshim report --json`."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from run_shim_case import case_arguments, expect, run_case
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from hung_job import run_until_reported  # noqa: E402
+
+N = 3
+
+
+def said(output):
+    """{rank: [what it printed]} from the ranks' "rank R: ..." lines."""
+    out = {}
+    for line in output.splitlines():
+        if line.startswith("rank ") and ": " in line:
+            head, text = line.split(": ", 1)
+            out.setdefault(int(head.split()[1]), []).append(text)
+    return out
+
+
+def report(c):
+    p = subprocess.run([c.args.hangshim, "report", "--json", "--no-stacks", "--exit-status", c.ledgers], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    expect(p.stdout.strip().startswith("{"), "hangshim report gave no JSON (status %d): %s" % (p.returncode, p.stderr))
+    return p.returncode, json.loads(p.stdout)
+
+
+def world(ledger):
+    comms = [cm for cm in ledger["communicators"] if cm["key_kind"] == "unique_id"]
+    expect(len(comms) == 1, "expected one communicator, got %s" % ledger["communicators"])
+    return comms[0]
+
+
+def run_driver(c, mode):
+    code, out, err = c.run([c.args.driver, mode, str(N)], c.env())
+    expect(code == 0, "%s exited %d: %s" % (mode, code, err))
+    return said(out)
+
+
+def case_window(c):
+    """Register, all_reduce, deregister on every rank: three collectives in that order, each
+    done; the verdict is healthy."""
+    saw = run_driver(c, "window")
+    ledgers = c.ledgers_by_rank()
+    expect(sorted(ledgers) == list(range(N)), "ledgers of ranks %s" % sorted(ledgers))
+    for rank, ledger in ledgers.items():
+        expect(saw[rank][-1] == "done", "rank %d did not finish: %s" % (rank, saw[rank]))
+        comm = world(ledger)
+        calls = [(r["nccl_op"], r["seq"]) for r in ledger["records"] if r["comm"] == comm["id"] and r["seq"] > 0]
+        expect(calls == [("window_register", 1), ("all_reduce", 2), ("window_deregister", 3)],
+               "rank %d: collectives %s" % (rank, calls))
+        expect(comm["coll_issued"] == 3 == comm["coll_completed"], "rank %d: counters %s" % (rank, comm))
+        expect(comm["op_counts"] == {"all_reduce": 1}, "rank %d: op counts %s" % (rank, comm["op_counts"]))
+    status, verdict = report(c)
+    expect(status == 0 and not verdict["verdict"]["problem"], "report: %s" % verdict["verdict"])
+
+
+def case_window_skip(c):
+    """One rank skips the (collective) registration: the others wait in window_register #1
+    while it waits in all_reduce #1 — the report names both, as for any skipped collective."""
+    err_path = os.path.join(c.dir, "job.err")
+    out_path = os.path.join(c.dir, "job.out")
+    seen = {}
+
+    def hung():
+        if len(c.ledger_files()) < N:
+            return False
+        ledgers = c.ledgers_by_rank()
+        pending = {}
+        for rank, ledger in ledgers.items():
+            open_calls = [r for r in ledger["records"] if r["seq"] > 0 and not r["completed_ns"]]
+            pending[rank] = [(r["nccl_op"], r["seq"]) for r in open_calls]
+        if sorted(pending) != list(range(N)) or not all(pending.values()):
+            return False
+        seen["pending"] = pending
+        seen["report"] = report(c)
+        return True
+    env = c.env()
+    with open(out_path, "w") as out:
+        env["HANGSHIM_TEST_STDOUT"] = out_path
+        run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "window_skip", str(N)],
+                           env, err_path, hung, expect)
+    with open(out_path) as f:
+        saw = said(f.read())
+    skipper = [rank for rank, lines in saw.items() if "skips window_register" in lines]
+    expect(skipper == [N - 1], "the driver says %s skipped" % skipper)
+    for rank, calls in seen["pending"].items():
+        want = [("all_reduce", 1)] if rank in skipper else [("window_register", 1)]
+        expect(calls == want, "rank %d pending %s, expected %s" % (rank, calls, want))
+    status, verdict = seen["report"]
+    text = json.dumps(verdict["verdict"])
+    expect(status == 3 and verdict["verdict"]["problem"], "report (--exit-status %d): %s" % (status, verdict["verdict"]))
+    expect("window_register" in text and "all_reduce" in text, "the verdict names neither call: %s" % text)
+
+
+def case_revoke(c):
+    """The ranks blocked in all_reduce #2 revoke the communicator: the call returns an error,
+    and it is cancelled, not stuck and not an NCCL failure; the job ends and the report says
+    so."""
+    saw = run_driver(c, "revoke")
+    ledgers = c.ledgers_by_rank()
+    for rank, ledger in ledgers.items():
+        comm = world(ledger)
+        expect(comm["revoked_ns"] > 0, "rank %d: communicator not marked revoked: %s" % (rank, comm))
+        expect(any(line == "revoke no error" for line in saw[rank]), "rank %d: %s" % (rank, saw[rank]))
+        revokes = [r for r in ledger["records"] if r["nccl_op"] == "comm_revoke"]
+        expect(len(revokes) == 1, "rank %d: revoke records %s" % (rank, revokes))
+        if rank == N - 1:
+            continue
+        returned = [line for line in saw[rank] if line.startswith("all_reduce 2 returned ")]
+        code = int(returned[0].split()[-1])
+        expect(code != 0, "rank %d: the revoked all_reduce succeeded" % rank)
+        second = [r for r in ledger["records"] if r["nccl_op"] == "all_reduce" and r["seq"] == 2]
+        expect(second and second[0]["result"] == code and second[0]["issued_ns"] <= comm["revoked_ns"],
+               "rank %d: record of all_reduce #2 %s (revoked at %d)" % (rank, second, comm["revoked_ns"]))
+    status, verdict = report(c)
+    expect(status == 0 and not verdict["verdict"]["problem"], "report on a revoked job: %s" % verdict["verdict"])
+
+
+def case_nonblocking(c):
+    """config.blocking = 0: init returns ncclInProgress, the ledger's init record says so, and
+    the communicator becomes active once ncclCommGetAsyncError reports success."""
+    saw = run_driver(c, "nonblocking")
+    ledgers = c.ledgers_by_rank()
+    for rank, ledger in ledgers.items():
+        init_code = int([line for line in saw[rank] if line.startswith("init returned")][0].split()[-1])
+        comm = world(ledger)
+        inits = [r for r in ledger["records"] if r["nccl_op"] == "comm_init_rank"]
+        expect(len(inits) == 1 and inits[0]["result"] == init_code, "rank %d: init records %s" % (rank, inits))
+        expect(comm["state"] == "destroyed" and comm["coll_completed"] == 1, "rank %d: %s" % (rank, comm))
+    status, verdict = report(c)
+    expect(status == 0 and not verdict["verdict"]["problem"], "report: %s" % verdict["verdict"])
+
+
+def case_nonblocking_absent(c):
+    """A rank that never initializes: the others' nonblocking inits stay in progress — the
+    communicator initializing, not failed, not active — and the report says the rank never
+    joined."""
+    err_path = os.path.join(c.dir, "job.err")
+    seen = {}
+
+    def waiting():
+        if len(c.ledger_files()) < N - 1:
+            return False
+        ledgers = c.ledgers_by_rank()
+        comms = [cm for ledger in ledgers.values() for cm in ledger["communicators"]]
+        if len(comms) < N - 1:
+            return False
+        seen["comms"] = comms
+        seen["report"] = report(c)
+        return True
+    run_until_reported([c.args.driver, "nonblocking_absent", str(N)], c.env(), err_path, waiting, expect)
+    for comm in seen["comms"]:
+        expect(comm["state"] == "initializing", "communicator %s" % comm)
+    status, verdict = seen["report"]
+    text = json.dumps(verdict)
+    expect(status == 3 and verdict["verdict"]["problem"], "report (--exit-status %d): %s" % (status, verdict["verdict"]))
+    expect(str(N - 1) in json.dumps(verdict["verdict"]), "the verdict does not name rank %d: %s" % (N - 1, verdict["verdict"]))
+    expect("healthy" not in text, "report: %s" % verdict["verdict"])
+
+
+CASES = {"window": case_window, "window_skip": case_window_skip, "revoke": case_revoke,
+         "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--case", required=True, choices=sorted(CASES))
+    args = case_arguments(p)
+    return run_case(args, CASES[args.case], args.case)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
