@@ -22,25 +22,23 @@ struct TimeoutSetting {
   std::string error;
 };
 
-// Read once: the setting must not change under a running operation.
-const TimeoutSetting& timeout_setting() {
-  static const TimeoutSetting setting = [] {
-    TimeoutSetting s;
-    const char* raw = std::getenv("HANGSHIM_FAKE_TIMEOUT");
-    if (raw == nullptr || *raw == '\0') return s;
-    s.text = std::string("HANGSHIM_FAKE_TIMEOUT=") + raw;
-    char* end = nullptr;
-    errno = 0;
-    const double seconds = std::strtod(raw, &end);
-    if (errno != 0 || end == raw || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
-        seconds > 1e9) {
-      s.error = s.text + " is not a positive number of seconds (unset it to wait forever)";
-      return s;
-    }
-    s.value = std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
+// Read at the start of each operation (an operation keeps the deadline it started with): a
+// test can set it in a rank once the ranks are in step, so only the wait it is about can time
+// out, however late a loaded machine schedules the ranks before that.
+TimeoutSetting timeout_setting() {
+  TimeoutSetting s;
+  const char* raw = std::getenv("HANGSHIM_FAKE_TIMEOUT");
+  if (raw == nullptr || *raw == '\0') return s;
+  s.text = std::string("HANGSHIM_FAKE_TIMEOUT=") + raw;
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(raw, &end);
+  if (errno != 0 || end == raw || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9) {
+    s.error = s.text + " is not a positive number of seconds (unset it to wait forever)";
     return s;
-  }();
-  return setting;
+  }
+  s.value = std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
+  return s;
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "harness.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -27,11 +29,35 @@ char proc_state(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
 }
 
+// Progress of the ranks of run_ranks_until_asleep, in memory shared with the forked ranks.
+constexpr int kMaxTrackedRanks = 64;
+std::atomic<int>* g_progress = nullptr;
+int g_rank = -1;
+
+std::atomic<int>* progress_table() {
+  if (g_progress == nullptr) {
+    void* p = mmap(nullptr, sizeof(std::atomic<int>) * kMaxTrackedRanks, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) std::abort();
+    g_progress = static_cast<std::atomic<int>*>(p);
+  }
+  return g_progress;
+}
+
+char thread_state(pid_t pid, pid_t tid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+}
+
 std::vector<RankResult> collect(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
   std::vector<RankResult> results(pids.size());
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::size_t remaining = pids.size();
-  while (remaining > 0 && std::chrono::steady_clock::now() < deadline) {
+  // At least one pass, so ranks that already exited are seen as exited even with no time left.
+  for (bool first = true; remaining > 0 && (first || std::chrono::steady_clock::now() < deadline); first = false) {
     for (std::size_t i = 0; i < pids.size(); ++i) {
       if (results[i].exited) continue;
       int status = 0;
@@ -71,6 +97,48 @@ std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono:
     pids.push_back(pid);
   }
   return collect(pids, limit);
+}
+
+void reached(int step) {
+  if (g_progress != nullptr && g_rank >= 0 && g_rank < kMaxTrackedRanks) g_progress[g_rank].store(step);
+}
+
+std::vector<RankResult> run_ranks_until_asleep(int nranks, const RankBody& body, int step, const std::vector<int>& asleep,
+                                               std::chrono::milliseconds limit) {
+  std::atomic<int>* progress = progress_table();
+  for (int i = 0; i < kMaxTrackedRanks; ++i) progress[i].store(0);
+  ncclUniqueId id;
+  if (ncclGetUniqueId(&id) != ncclSuccess) return {};
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      g_rank = rank;
+      const int code = body(rank, id);
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  const auto all_asleep = [&] {
+    for (int r : asleep) {
+      if (progress[r].load() < step || proc_state(pids[static_cast<std::size_t>(r)]) != 'S') return false;
+    }
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  // Twice in a row, 20 ms apart: a rank passing through a short sleep on its way is not "asleep".
+  int seen = 0;
+  while (seen < 2 && std::chrono::steady_clock::now() < deadline) {
+    seen = all_asleep() ? seen + 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return collect(pids, std::chrono::milliseconds(0));
+}
+
+void wait_until_thread_asleep(pid_t tid) {
+  while (thread_state(getpid(), tid) != 'S') std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 RankResult run_process(const std::function<int()>& body, std::chrono::milliseconds limit,

@@ -26,6 +26,19 @@ using RankBody = std::function<int(int rank, const ncclUniqueId& id)>;
 std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono::milliseconds limit,
                                   const std::vector<std::string>& env = {});
 
+// Child side: this rank reached `step` of its body (the parent sees it; see below).
+void reached(int step);
+
+// Forks `nranks` ranks as run_ranks does and waits until every rank in `asleep` has reached
+// `step` (reached()) and sleeps ('S' in /proc: waiting inside the call that follows the step),
+// decided from state, not a time; `limit` is a deadline only a real failure reaches. Then
+// kills what still runs. Each result's `state` is the rank's state when it was killed.
+std::vector<RankResult> run_ranks_until_asleep(int nranks, const RankBody& body, int step, const std::vector<int>& asleep,
+                                               std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+// Child side, in the thread of `tid`'s process: waits until thread `tid` sleeps ('S').
+void wait_until_thread_asleep(pid_t tid);
+
 // Runs `body` in one forked process (for single-process tests such as ncclCommInitAll).
 RankResult run_process(const std::function<int()>& body, std::chrono::milliseconds limit,
                        const std::vector<std::string>& env = {});

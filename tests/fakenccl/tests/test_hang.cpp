@@ -7,7 +7,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -20,16 +22,22 @@ namespace {
 
 constexpr int kTimedOut = 3;  // a rank's exit code for "got ncclSystemError and the right message"
 
+constexpr int kThirdCall = 1;  // the step (harness reached()) before the third call
+
 // Runs two matched allreduces, then `diverge` decides what each rank does for the third call.
-// Returns kTimedOut when the third call failed with a message containing `needle`.
+// With `timeout` (HANGSHIM_FAKE_TIMEOUT, set only now that the ranks are in step, so a rank the
+// machine schedules late cannot make an earlier call time out), returns kTimedOut when the
+// third call failed with a message containing `needle`.
 int third_call(int rank, const ncclUniqueId& id, int n, const std::function<ncclResult_t(int, ncclComm_t)>& diverge,
-               const char* needle) {
+               const char* needle, const char* timeout = nullptr) {
   ncclComm_t comm;
   if (!expect_ok(ncclCommInitRank(&comm, n, id, rank), rank, "init")) return 1;
   for (int i = 0; i < 2; ++i) {
     float x = 1;
     if (!expect_ok(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr), rank, "allreduce")) return 1;
   }
+  if (timeout != nullptr) setenv("HANGSHIM_FAKE_TIMEOUT", timeout, 1);
+  reached(kThirdCall);
   const ncclResult_t r = diverge(rank, comm);
   if (r == ncclSuccess) return 0;
   const std::string text = ncclGetLastError(comm);
@@ -70,9 +78,9 @@ ncclResult_t dtype_mismatch(int rank, ncclComm_t comm) {
 }
 
 void check_blocks(int n, const std::function<ncclResult_t(int, ncclComm_t)>& diverge, const std::vector<int>& blocked) {
-  const auto results = run_ranks(n, [&](int rank, const ncclUniqueId& id) {
+  const auto results = run_ranks_until_asleep(n, [&](int rank, const ncclUniqueId& id) {
     return third_call(rank, id, n, diverge, "");
-  }, std::chrono::milliseconds(700));
+  }, kThirdCall, blocked);
   for (int r : blocked) {
     const RankResult& res = results[static_cast<std::size_t>(r)];
     CHECK_MESSAGE((!res.exited && res.state == 'S'), "rank ", r, " should wait, asleep: ", describe(results));
@@ -82,8 +90,8 @@ void check_blocks(int n, const std::function<ncclResult_t(int, ncclComm_t)>& div
 void check_times_out(int n, const std::function<ncclResult_t(int, ncclComm_t)>& diverge, const std::vector<int>& failing,
                      const char* needle) {
   const auto results = run_ranks(n, [&](int rank, const ncclUniqueId& id) {
-    return third_call(rank, id, n, diverge, needle);
-  }, std::chrono::seconds(20), {"HANGSHIM_FAKE_TIMEOUT=0.4"});
+    return third_call(rank, id, n, diverge, needle, "0.4");
+  }, std::chrono::seconds(60));
   for (int r : failing) {
     const RankResult& res = results[static_cast<std::size_t>(r)];
     CHECK_MESSAGE((res.exited && res.code == kTimedOut), "rank ", r, ": ", describe(results));
@@ -130,9 +138,13 @@ TEST_CASE("hang: ncclCommInitRank waits for every rank") {
     return r == ncclSystemError && comm == nullptr && text.find("ranks 2 to call ncclCommInitRank") != std::string::npos
                ? kTimedOut : 1;
   };
-  auto results = run_ranks(3, body, std::chrono::milliseconds(500));
+  auto results = run_ranks_until_asleep(3, [&](int rank, const ncclUniqueId& id) {
+    reached(1);
+    return body(rank, id);
+  }, 1, {0, 1});
   CHECK_MESSAGE((!results[0].exited && !results[1].exited), describe(results));
-  results = run_ranks(3, body, std::chrono::seconds(10), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
+  // Both wait for rank 2, which never comes: however far apart they start, both time out.
+  results = run_ranks(3, body, std::chrono::seconds(60), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
   CHECK_MESSAGE((results[0].code == kTimedOut && results[1].code == kTimedOut), describe(results));
 }
 
@@ -140,19 +152,19 @@ TEST_CASE("hang: ncclCommAbort from another thread ends a blocked collective") {
   const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
     ncclComm_t comm;
     if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
-    if (rank == 1) {
-      sleep(2);  // stays away until rank 0 gave up
-      return 0;
-    }
+    if (rank == 1) return 0;  // never joins the all_reduce
     ncclResult_t result = ncclSuccess;
+    std::atomic<pid_t> tid{0};
     std::thread blocked([&] {
       float x = 1;
+      tid.store(gettid());
       result = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr);
     });
-    usleep(200 * 1000);
+    while (tid.load() == 0) std::this_thread::yield();
+    wait_until_thread_asleep(tid.load());  // inside the all_reduce, waiting for rank 1
     const ncclResult_t abort = ncclCommAbort(comm);  // waits until the blocked call gave up
     blocked.join();
     return expect(abort == ncclSuccess && result == ncclInvalidUsage, rank, "abort ends the call") ? 0 : 1;
-  }, std::chrono::seconds(10));
+  }, std::chrono::seconds(60));
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 using namespace fakenccl_test;
@@ -84,11 +85,20 @@ TEST_CASE("p2p: a send nobody receives blocks; with HANGSHIM_FAKE_TIMEOUT it fai
     if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
     if (rank == 1) return 0;  // never receives
     std::int64_t x = 7;
+    reached(1);
     const ncclResult_t r = ncclSend(&x, 1, ncclInt64, 1, comm, nullptr);
     return r == ncclSystemError ? 3 : 1;
   };
-  auto results = run_ranks(2, body, std::chrono::milliseconds(500));
+  auto results = run_ranks_until_asleep(2, body, 1, {0});
   CHECK_MESSAGE((!results[0].exited && results[0].state == 'S'), describe(results));
-  results = run_ranks(2, body, std::chrono::seconds(10), {"HANGSHIM_FAKE_TIMEOUT=0.3"});
+  // The timeout only for the send (set once init is done), however late the ranks start.
+  results = run_ranks(2, [&](int rank, const ncclUniqueId& id) {
+    ncclComm_t comm;
+    if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
+    if (rank == 1) return 0;
+    setenv("HANGSHIM_FAKE_TIMEOUT", "0.3", 1);
+    std::int64_t x = 7;
+    return ncclSend(&x, 1, ncclInt64, 1, comm, nullptr) == ncclSystemError ? 3 : 1;
+  }, std::chrono::seconds(60));
   CHECK_MESSAGE((results[0].exited && results[0].code == 3), describe(results));
 }
