@@ -1,9 +1,12 @@
 #include "command/app.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "command/job_targets.h"
 #include "command/options.h"
+#include "native/merge_native.h"
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
 
@@ -49,6 +52,29 @@ void hide_idle_threads(std::vector<Process>& processes) {
   }
 }
 
+// --merge-json --native: threads that carry native frames unwound elsewhere (a debugger's:
+// "native_frames", innermost first, "native_note" saying why the unwind stopped) and no native
+// frames among their Python ones get them merged by --native's own rule, so the rule exists once
+// (the gdb extension's `pyframes bt --native` sends gdb's frames this way).
+void merge_carried_native_frames(std::vector<Process>& processes) {
+  for (Process& process : processes) {
+    for (Thread& thread : process.threads) {
+      if (thread.native_frames.empty()) continue;
+      bool merged_already = std::any_of(thread.frames.begin(), thread.frames.end(),
+                                        [](const Frame& f) { return f.kind == Frame::Kind::Native; });
+      if (merged_already) continue;
+      native::NativeStack stack;
+      stack.tid = thread.native_id;
+      stack.frames = std::move(thread.native_frames);
+      stack.problem = std::move(thread.native_note);
+      thread.native_frames.clear();
+      thread.native_note.clear();
+      for (Frame& frame : stack.frames) frame.kind = Frame::Kind::Native;
+      native::merge_native_stack(thread, std::move(stack));
+    }
+  }
+}
+
 bool merged_view(const Options& options, size_t processes) {
   if (options.merge != MergeMode::Auto) return options.merge == MergeMode::Always;
   return options.from_json || processes > 1;
@@ -78,7 +104,10 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
   int status = kExitOk;
   std::vector<Process> processes;
   std::vector<FailedTarget> failures;
-  if (options.from_json) status = load_json_dumps(options.json_files, *sources, processes, failures, output);
+  if (options.from_json) {
+    status = load_json_dumps(options.json_files, *sources, processes, failures, output);
+    if (options.native) merge_carried_native_frames(processes);
+  }
 
   const Selection selection = select_targets(options, *sources, output);
   if (selection.status == kExitUsage) return kExitUsage;  // a bad --pgrep pattern: nothing read

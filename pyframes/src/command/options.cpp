@@ -55,7 +55,7 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.json = true; return std::string(); }},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
        [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
-      {"--native", "", "", "also C/C++ frames, merged with the Python frames (stops a live target for the unwind)",
+      {"--native", "", "", "also C/C++ frames, merged with the Python frames (stops a live target for the unwind); with --merge-json: merge the native frames the documents' threads carry (a debugger's)",
        [](Options& o, std::string_view) { o.native = true; return std::string(); }},
       {"--native-all", "", "", "--native, and also threads that run no Python code",
        [](Options& o, std::string_view) { o.native = o.native_all = true; return std::string(); }},

@@ -73,6 +73,8 @@ size_t python_runs(const std::vector<Frame>& python_frames) {
   return runs;
 }
 
+void merge_native_stack(Thread& thread, NativeStack stack) { merge_thread(thread, stack); }
+
 void merge_native_stacks(Process& process, std::vector<NativeStack> stacks, bool all_threads) {
   std::vector<bool> used(stacks.size(), false);
   for (Thread& thread : process.threads) {

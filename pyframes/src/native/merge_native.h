@@ -22,6 +22,9 @@ bool is_eval_loop_frame(const Frame& frame);
 // plus one for trailing frames of a chain whose outermost frame is not marked as an entry.
 size_t python_runs(const std::vector<Frame>& python_frames);
 
+// Merges one thread's native stack (unwound elsewhere, e.g. by a debugger) into it.
+void merge_native_stack(Thread& thread, NativeStack stack);
+
 // Merges `stacks` (matched to threads by native id) into `process`. Stacks of threads with no
 // Python state are added as threads of their own when `all_threads`, else dropped.
 void merge_native_stacks(Process& process, std::vector<NativeStack> stacks, bool all_threads);
