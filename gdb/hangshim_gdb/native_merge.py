@@ -1,49 +1,72 @@
 """`pyframes bt --native`: gdb's own frames with the Python frames put in at the interpreter's
-evaluation-loop frames. The rule is the one `pyframes --native` applies in C++
-(pyframes/src/native/merge_native.cpp): each native call of _PyEval_EvalFrameDefault (or a
-compiler-split part of it, "_PyEval_EvalFrameDefault.cold") ran one run of Python frames, which
-ends at an entry frame (Frame::is_entry, "entry" in the JSON; 3.11+ runs several Python frames
-per call, earlier versions one, every frame an entry). When the number of calls and the number
-of runs differ, or the Python stack was cut short, nothing is guessed: both stacks are shown,
-with a note saying why. Plain data in, plain data out: tested without gdb."""
+evaluation-loop frames. The rule exists once, in C++ (pyframes/src/native/merge_native.cpp,
+what `pyframes --native` applies to its own unwind): the thread's Python frames and gdb's
+native frames go to `pyframes --merge-json --native` as a JSON document, and its answer is
+either the merged frames or the Python frames with the native ones left apart and a note
+saying why (the counts of evaluation-loop calls and Python runs differ, the Python stack was
+cut short)."""
+import json
+import os
+import shutil
+import tempfile
 
-EVAL_LOOP = "_PyEval_EvalFrameDefault"
+from .tools import PYFRAMES, ToolError, run
 
-
-def is_eval_loop(name):
-    return bool(name) and name.startswith(EVAL_LOOP) and (len(name) == len(EVAL_LOOP) or name[len(EVAL_LOOP)] == ".")
-
-
-def python_runs(python_frames):
-    """How many evaluation-loop calls ran these Python frames (innermost first): one per entry
-    frame, plus one for trailing frames whose outermost is not marked as an entry."""
-    runs = sum(1 for frame in python_frames if frame.get("entry"))
-    if python_frames and not python_frames[-1].get("entry"):
-        runs += 1
-    return runs
+MERGE_TIMEOUT = 60
 
 
-def merge(python_frames, native_frames, python_truncated=False):
-    """Returns (merged, note). `native_frames` are dicts with at least "name", innermost first.
-    merged is a list of ("native", frame) and ("python", index) items, index into
-    python_frames, when the stacks could be merged; otherwise None and a note."""
-    if python_truncated:
-        return None, "native stack not merged: the Python stack is incomplete"
-    calls = sum(1 for frame in native_frames if is_eval_loop(frame.get("name")))
-    runs = python_runs(python_frames)
-    if calls != runs:
-        return None, "native stack not merged: %d call%s of the evaluation loop for %d run%s of Python frames" % (
-            calls, "" if calls == 1 else "s", runs, "" if runs == 1 else "s")
+def _native_document(frame):
+    """gdb's frame as a pyframes JSON native frame."""
+    return {"kind": "native", "function": frame.get("name") or "", "file": "", "line": 0,
+            "address": frame.get("pc", 0), "module": frame.get("where") or ""}
+
+
+def _python_document(frame):
+    """A Python frame of the snapshot, as pyframes wrote it (locals are not needed here)."""
+    return dict((k, v) for k, v in frame.items() if k != "locals")
+
+
+def merge(thread, native_frames, problem):
+    """(merged, note): merged is a list of ("native", gdb frame) and ("python", index into the
+    thread's frames) items when pyframes merged the stacks, else None; note is pyframes' note
+    (why not merged, or that the native stack may be incomplete), or empty."""
+    if not native_frames:
+        return None, "native stack not available: %s" % (problem or "gdb has no frames for this thread")
+    document = {"processes": [{"pid": 0, "python": "", "threads": [{
+        "native_id": thread.get("native_id", 0), "thread_id": thread.get("thread_id", 0),
+        "truncated": bool(thread.get("truncated")), "truncation_reason": thread.get("truncation_reason", ""),
+        "frames": [_python_document(f) for f in thread.get("frames", [])],
+        "native_frames": [_native_document(f) for f in native_frames], "native_note": problem or ""}]}]}
+    directory = tempfile.mkdtemp(prefix="pyframes-native-")  # 0700
+    try:
+        path = os.path.join(directory, "thread.json")
+        with open(path, "w") as f:
+            json.dump(document, f)
+        done = run(PYFRAMES, ["--merge-json", "--native", "--no-merge", "--json", path], MERGE_TIMEOUT)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    try:
+        merged_thread = json.loads(done.stdout)["processes"][0]["threads"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise ToolError("pyframes bt --native: pyframes could not merge the stacks: %s"
+                        % (done.first_error_line() or "no JSON answer (is PYFRAMES a pyframes executable?)"))
+    note = merged_thread.get("native_note", "")
+    if merged_thread.get("native_frames"):
+        return None, note
+    # pyframes keeps the native frames it did not replace, in gdb's order: match them back to
+    # gdb's frames (for their frame numbers) by position, checking the addresses agree.
+    gdb_frames = iter(native_frames)
+    python_index = 0
     merged = []
-    next_python = 0
-    for frame in native_frames:
-        if not is_eval_loop(frame.get("name")):
-            merged.append(("native", frame))
+    for frame in merged_thread.get("frames", []):
+        if frame.get("kind") != "native":
+            merged.append(("python", python_index))
+            python_index += 1
             continue
-        # This call ran Python frames up to and including the next entry frame.
-        while next_python < len(python_frames):
-            merged.append(("python", next_python))
-            next_python += 1
-            if python_frames[next_python - 1].get("entry"):
+        for candidate in gdb_frames:
+            if candidate.get("pc", 0) == frame.get("address", 0):
+                merged.append(("native", candidate))
                 break
-    return merged, None
+        else:
+            raise ToolError("pyframes bt --native: pyframes' merged stack does not follow gdb's frames")
+    return merged, note

@@ -67,14 +67,14 @@ def native_line(frame):
 
 
 def merged_lines(thread, sources):
-    """The selected gdb thread's native frames with its Python frames merged in (see
+    """The selected gdb thread's native frames with its Python frames merged in by pyframes (see
     native_merge.py): native lines carry gdb's frame numbers (#N), Python ones pyframes' (py#N)."""
     python = thread.get("frames", [])
     native, problem = gdb_native.native_frames()
-    merged, note = native_merge.merge(python, native, bool(thread.get("truncated")))
+    merged, note = native_merge.merge(thread, native, problem)
     if merged is None:
         lines = python_lines(thread, sources)
-        lines.append("... %s%s" % (note, " (native stack cut short: %s)" % printable(problem) if problem else ""))
+        lines.append("... %s" % printable(note or "native stack not merged"))
         lines.append("native frames:")
         lines += [native_line(frame) for frame in native]
         return lines
@@ -84,8 +84,8 @@ def merged_lines(thread, sources):
             lines.append(native_line(item))
         else:
             lines += frame_block("py#%d" % item, python[item], sources)
-    if problem:
-        lines.append("... native stack cut short: %s" % printable(problem))
+    if note:
+        lines.append("... %s" % printable(note))
     return lines
 
 

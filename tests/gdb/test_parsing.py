@@ -1,5 +1,6 @@
 """Unit tests of the extension's gdb-free parts: the text it reads from gdb and /proc, its
-command arguments and the --native merge rule (the one pyframes --native applies)."""
+command arguments, and its round trip through pyframes for the --native merge (the rule is
+pyframes' own, in C++)."""
 import os
 import sys
 import unittest
@@ -67,6 +68,32 @@ class Mappings(unittest.TestCase):
         self.assertEqual(parsing.ledger_regions(maps), [])
 
 
+class CoreSections(unittest.TestCase):
+    # `maintenance info sections` of gdb 13 on a gcore'd core (the executable's own sections
+    # first); load4 holds fewer bytes than it maps, so BFD splits it into load4a and load4b.
+    TEXT = ("Exec file: `/usr/bin/python3.11', file type elf64-x86-64.\n"
+            " [0]      0x00000318->0x00000334 at 0x00000318: .interp ALLOC LOAD READONLY DATA HAS_CONTENTS\n"
+            "Core file: `/tmp/core.1', file type elf64-x86-64.\n"
+            " [0]      0x00000000->0x00006abc at 0x0097af90: note0 READONLY HAS_CONTENTS\n"
+            " [14]     0x557c9b213000->0x557c9b214000 at 0x00000f90: load1 ALLOC LOAD READONLY HAS_CONTENTS\n"
+            " [15]     0x7fc878a82000->0x7fc878a84000 at 0x002c6f90: load2 ALLOC LOAD READONLY HAS_CONTENTS\n"
+            " [16]     0x7fc878a84000->0x7fc878a85000 at 0x002c8f90: load3 ALLOC LOAD HAS_CONTENTS\n"
+            " [17]     0x7fc878a90000->0x7fc878a91000 at 0x002c9f90: load4a ALLOC LOAD HAS_CONTENTS\n"
+            " [18]     0x7fc878a91000->0x7fc878a98000 at 0x002caf90: load4b ALLOC\n")
+
+    def test_sections_with_contents(self):
+        self.assertEqual(parsing.core_sections_with_contents(self.TEXT),
+                         [(0x557c9b213000, 0x557c9b214000), (0x7fc878a82000, 0x7fc878a84000),
+                          (0x7fc878a84000, 0x7fc878a85000), (0x7fc878a90000, 0x7fc878a91000)])
+
+    def test_holds(self):
+        sections = parsing.core_sections_with_contents(self.TEXT)
+        self.assertTrue(parsing.core_holds(sections, 0x7fc878a82000, 0x7fc878a85000))  # across two
+        self.assertFalse(parsing.core_holds(sections, 0x7fc878a90000, 0x7fc878a98000))  # the part left out
+        self.assertFalse(parsing.core_holds(sections, 0x7fc878a80000, 0x7fc878a82000))  # not in the core
+        self.assertFalse(parsing.core_holds([], 0x1000, 0x2000))
+
+
 class Arguments(unittest.TestCase):
     def test_list_range(self):
         self.assertEqual(parsing.parse_list_range("", 10), (5, 15))
@@ -103,20 +130,33 @@ class Printable(unittest.TestCase):
 
 
 def py(name, entry=False):
-    return {"function": name, "entry": entry} if entry else {"function": name}
+    frame = {"kind": "python", "function": name, "file": "/w/%s.py" % name, "line": 7}
+    if entry:
+        frame["entry"] = True
+    return frame
+
+
+_pcs = iter(range(0x401000, 0x500000, 0x10))
 
 
 def native(name):
-    return {"name": name}
+    return {"name": name, "pc": next(_pcs), "level": 0, "where": "/usr/lib/libpython.so"}
 
 
+def thread(python, truncated=False):
+    return {"native_id": 4242, "thread_id": 1, "frames": python, "truncated": truncated}
+
+
+@unittest.skipUnless(os.environ.get("PYFRAMES"), "PYFRAMES (the pyframes executable that merges) is not set")
 class NativeMerge(unittest.TestCase):
+    """The merge is pyframes' (C++); these check the extension's round trip through it."""
+
     def test_one_frame_per_call_up_to_3_10(self):
         python = [py("f", True), py("g", True)]
         stack = [native("sleep"), native("_PyEval_EvalFrameDefault"), native("call"),
                  native("_PyEval_EvalFrameDefault"), native("main")]
-        merged, note = native_merge.merge(python, stack)
-        self.assertIsNone(note)
+        merged, note = native_merge.merge(thread(python), stack, "")
+        self.assertEqual(note, "")
         self.assertEqual(merged, [("native", stack[0]), ("python", 0), ("native", stack[2]), ("python", 1),
                                   ("native", stack[4])])
 
@@ -124,31 +164,40 @@ class NativeMerge(unittest.TestCase):
         python = [py("f"), py("g", True), py("h"), py("<module>", True)]
         stack = [native("sleep"), native("_PyEval_EvalFrameDefault"), native("call"),
                  native("_PyEval_EvalFrameDefault.cold"), native("main")]
-        merged, note = native_merge.merge(python, stack)
-        self.assertIsNone(note)
+        merged, note = native_merge.merge(thread(python), stack, "")
+        self.assertEqual(note, "")
         self.assertEqual(merged, [("native", stack[0]), ("python", 0), ("python", 1), ("native", stack[2]),
                                   ("python", 2), ("python", 3), ("native", stack[4])])
 
-    def test_trailing_frames_without_an_entry_are_one_run(self):
-        self.assertEqual(native_merge.python_runs([py("f"), py("g")]), 1)
-        self.assertEqual(native_merge.python_runs([py("f", True), py("g")]), 2)
-        self.assertEqual(native_merge.python_runs([]), 0)
-
     def test_counts_that_differ_are_not_merged(self):
-        merged, note = native_merge.merge([py("f", True), py("g", True)], [native("_PyEval_EvalFrameDefault")])
+        merged, note = native_merge.merge(thread([py("f", True), py("g", True)]),
+                                          [native("_PyEval_EvalFrameDefault")], "")
         self.assertIsNone(merged)
         self.assertEqual(note, "native stack not merged: 1 call of the evaluation loop for 2 runs of Python frames")
 
     def test_a_cut_python_stack_is_not_merged(self):
-        merged, note = native_merge.merge([py("f", True)], [native("_PyEval_EvalFrameDefault")], True)
+        merged, note = native_merge.merge(thread([py("f", True)], True), [native("_PyEval_EvalFrameDefault")], "")
         self.assertIsNone(merged)
         self.assertIn("incomplete", note)
 
+    def test_where_gdb_stopped_unwinding_is_said(self):
+        stack = [native("sleep"), native("_PyEval_EvalFrameDefault")]
+        merged, note = native_merge.merge(thread([py("f", True)]), stack, "previous frame inner to this frame")
+        self.assertEqual(merged, [("native", stack[0]), ("python", 0)])
+        self.assertIn("previous frame inner to this frame", note)
+
+    def test_no_native_frames(self):
+        merged, note = native_merge.merge(thread([py("f", True)]), [], "")
+        self.assertIsNone(merged)
+        self.assertIn("not available", note)
+
     def test_eval_loop_names(self):
-        self.assertTrue(native_merge.is_eval_loop("_PyEval_EvalFrameDefault"))
-        self.assertTrue(native_merge.is_eval_loop("_PyEval_EvalFrameDefault.cold"))
+        for name in ("_PyEval_EvalFrameDefault", "_PyEval_EvalFrameDefault.cold"):
+            merged, _ = native_merge.merge(thread([py("f", True)]), [native(name)], "")
+            self.assertEqual(merged, [("python", 0)], name)
         for other in ("_PyEval_EvalFrame", "_PyEval_EvalFrameDefaultX", "PyEval_EvalFrameEx", None, ""):
-            self.assertFalse(native_merge.is_eval_loop(other), other)
+            merged, _ = native_merge.merge(thread([py("f", True)]), [native(other)], "")
+            self.assertIsNone(merged, other)
 
 
 if __name__ == "__main__":
