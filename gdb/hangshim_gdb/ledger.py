@@ -5,7 +5,8 @@ libhangshim.so keeps each process's ledger as a MAP_SHARED mapping of a file in 
 named like preload/ledger/names.h says. The mapping is found in the target's address space
 (/proc/PID/maps of a live process; `info proc mappings`, i.e. the NT_FILE note, of a core), its
 bytes are read through gdb (gdb.Inferior.read_memory: live, core or remote alike), written to a
-private file (0600 in a 0700 directory) and given to `hangshim ledger`.
+private file (0600 in a 0700 directory) and given to `hangshim ledger --image` (a memory image of
+the mapping: hangshim knows the format, this module reads none of it).
 
 Cores leave shared file mappings out unless bit 3 of /proc/PID/coredump_filter was set (gdb's
 gcore honours that filter too), so a core usually lacks the ledger's pages: then the file the
@@ -14,19 +15,16 @@ import collections
 import json
 import os
 import shutil
-import struct
 import tempfile
 
 import gdb
 
 from . import target as targets
 from .frames_text import printable
-from .parsing import (core_holds, core_load_segments, ledger_name_pid, ledger_regions, parse_gdb_mappings,
-                      parse_proc_maps)
+from .parsing import (core_holds, core_sections_with_contents, ledger_name_pid, ledger_regions,
+                      parse_gdb_mappings, parse_proc_maps)
 from .tools import HANGSHIM, ToolError, run
 
-HEADER_SIZE = 4096
-MAGIC = b"HNGSHIM"   # + the format generation byte (format.h)
 LEDGER_TIMEOUT = 60
 _DELETED = " (deleted)"
 
@@ -63,22 +61,10 @@ def _choose(target, regions):
                     "LD_PRELOAD=libhangshim.so, or has not called NCCL yet)" % target.describe())
 
 
-def _length(header, region_size):
-    """How many bytes of the mapping are the ledger: its header's file_size when that is
-    plausible, else the whole mapping (hangshim ledger then says what is wrong)."""
-    if len(header) >= 24 and header.startswith(MAGIC):
-        file_size = struct.unpack_from("<Q", header, 16)[0]
-        if HEADER_SIZE <= file_size <= region_size:
-            return file_size
-    return region_size
-
-
 def _read_from_memory(region):
+    """The whole mapping: `hangshim ledger --image` reads the ledger's own size from it."""
     path, start, end = region
-    inferior = gdb.selected_inferior()
-    header = bytes(inferior.read_memory(start, min(HEADER_SIZE, end - start)))
-    length = _length(header, end - start)
-    return bytes(inferior.read_memory(start, length))
+    return bytes(gdb.selected_inferior().read_memory(start, end - start))
 
 
 def _file_on_disk(target, path):
@@ -92,11 +78,13 @@ def _file_on_disk(target, path):
 
 
 def _core_holds(target, region):
+    """Whether the core's own segments hold the region, as gdb lists them (a segment the core
+    left out has no contents)."""
     try:
-        with open(target.core_path, "rb") as f:
-            return core_holds(core_load_segments(f), region[1], region[2])
-    except OSError as error:
-        raise ToolError("pyframes ledger: cannot read the core %s: %s" % (target.core_path, error.strerror))
+        text = gdb.execute("maintenance info sections", to_string=True)
+    except gdb.error as error:
+        raise ToolError("pyframes ledger: gdb cannot list the sections of the core %s: %s" % (target.core_path, error))
+    return core_holds(core_sections_with_contents(text), region[1], region[2])
 
 
 def ledger_bytes(target):
@@ -147,7 +135,7 @@ def show(hangshim_args, save_path=None):
     directory = tempfile.mkdtemp(prefix="pyframes-ledger-")  # 0700
     try:
         copy = _write_private(directory, base, data)
-        completed = run(HANGSHIM, ["ledger", copy] + list(hangshim_args), LEDGER_TIMEOUT)
+        completed = run(HANGSHIM, ["ledger", "--image", copy] + list(hangshim_args), LEDGER_TIMEOUT)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     if completed.returncode != 0:

@@ -143,40 +143,37 @@ def parse_list_range(argument, current_line):
     return max(1, line - LIST_CONTEXT), line + LIST_CONTEXT
 
 
-_ELF64_HEADER = "<16sHHIQQQIHHHHHH"
-_ELF64_PHDR = "<IIQQQQQQ"
-_PT_LOAD = 1
+_SECTION = re.compile(r"^\s*\[\d+\]\s+0x([0-9a-f]+)->0x([0-9a-f]+) at 0x[0-9a-f]+: (\S+)(.*)$")
 
 
-def core_load_segments(f):
-    """The PT_LOAD segments of an ELF64 little-endian core as (vaddr, memsz, filesz): filesz
-    smaller than memsz means the core left those pages out (gdb then reads file-backed ones from
-    the file the NT_FILE note names, as it is now, without saying so). [] for anything else."""
-    import struct
-    header = f.read(struct.calcsize(_ELF64_HEADER))
-    if len(header) < struct.calcsize(_ELF64_HEADER) or header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
-        return []
-    fields = struct.unpack(_ELF64_HEADER, header)
-    phoff, phentsize, phnum = fields[5], fields[9], fields[10]
-    if phentsize < struct.calcsize(_ELF64_PHDR) or phnum > 1 << 20:
-        return []
-    f.seek(phoff)
-    table = f.read(phentsize * phnum)
-    segments = []
-    for i in range(len(table) // phentsize):
-        p_type, _flags, _offset, vaddr, _paddr, filesz, memsz, _align = struct.unpack_from(_ELF64_PHDR, table,
-                                                                                           i * phentsize)
-        if p_type == _PT_LOAD:
-            segments.append((vaddr, memsz, filesz))
-    return segments
+def core_sections_with_contents(text):
+    """The core's memory segments that hold bytes, as (start, end), from gdb's `maintenance info
+    sections`: the lines after "Core file:" named loadN (loadNa/loadNb where a segment holds
+    fewer bytes than it maps) with HAS_CONTENTS. The pages a core left out have no section with
+    contents (gdb would read them from the mapped file as it is now, without saying so)."""
+    out = []
+    in_core = False
+    for line in text.splitlines():
+        if line.startswith("Core file:"):
+            in_core = True
+            continue
+        if not in_core:
+            continue
+        if line and not line[0].isspace():
+            in_core = False  # the next object's listing
+            continue
+        match = _SECTION.match(line)
+        if match and match.group(3).startswith("load") and "HAS_CONTENTS" in match.group(4).split():
+            out.append((int(match.group(1), 16), int(match.group(2), 16)))
+    return out
 
 
-def core_holds(segments, start, end):
-    """True when the core's own segments hold every byte of [start, end)."""
+def core_holds(sections, start, end):
+    """True when the core's sections with contents (start, end) hold every byte of [start, end)."""
     position = start
-    for vaddr, _memsz, filesz in sorted(segments):
-        if vaddr <= position < vaddr + filesz:
-            position = vaddr + filesz
+    for first, last in sorted(sections):
+        if first <= position < last:
+            position = last
             if position >= end:
                 return True
     return position >= end

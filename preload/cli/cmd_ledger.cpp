@@ -1,4 +1,4 @@
-// hangshim ledger FILE [--json] [--records N | --all]: one process's ledger, as recorded.
+// hangshim ledger FILE [--json] [--records N | --all] [--image]: one process's ledger, as recorded.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -15,7 +15,7 @@ namespace hangshim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hangshim ledger FILE [--json] [--records N | --all]\n"
+    "usage: hangshim ledger FILE [--json] [--records N | --all] [--image]\n"
     "\n"
     "Prints one process's ledger: who it is (host, pid, rank), its communicators with their\n"
     "collective counters, the newest calls in the ring (op, sequence number, size, state,\n"
@@ -24,7 +24,9 @@ constexpr const char* kUsage =
     "\n"
     "  --json        everything, as JSON (all records)\n"
     "  --records N   text: show the newest N records (default 32)\n"
-    "  --all         text: show every record in the ring\n";
+    "  --all         text: show every record in the ring\n"
+    "  --image       FILE is a copy of the memory the ledger was mapped at (read out of a process\n"
+    "                or a core by a debugger): it may run on to the end of the mapping's page\n";
 
 uint64_t realtime_now() {
   timespec ts{};
@@ -37,6 +39,7 @@ uint64_t realtime_now() {
 int cmd_ledger(std::span<char*> args) {
   std::string path;
   bool json = false;
+  ledger::LedgerBytes bytes = ledger::LedgerBytes::File;
   LedgerRenderOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -46,6 +49,8 @@ int cmd_ledger(std::span<char*> args) {
     }
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--image") {
+      bytes = ledger::LedgerBytes::MappingImage;
     } else if (arg == "--all") {
       options.max_records = 0;
     } else if (arg == "--records") {
@@ -73,7 +78,7 @@ int cmd_ledger(std::span<char*> args) {
     fmt::print(stderr, "hangshim: no ledger given (usage: hangshim ledger FILE; ledgers are in $HANGSHIM_DIR, default /dev/shm/hangshim-$UID)\n");
     return 2;
   }
-  auto ledger = ledger::read_ledger_file(path);
+  auto ledger = ledger::read_ledger_file(path, bytes);
   if (!ledger) {
     const auto& e = ledger.error();
     fmt::print(stderr, "hangshim: {}{}\n", e.message, e.hint.empty() ? "" : fmt::format(" ({})", e.hint));

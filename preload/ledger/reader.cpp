@@ -22,6 +22,10 @@ using pyframes::make_error;
 
 namespace {
 
+// A mapping ends at a page boundary: at most one page (64 KiB on some arm64 kernels) past the
+// ledger's end is the mapping's tail in a memory image.
+constexpr uint64_t kMaxMappingTail = 64 * 1024;
+
 // Text from the file is whatever bytes its writer (or whoever damaged it) put there: every
 // string the reader hands out is one printable line of valid UTF-8, so no report, warning or
 // JSON document built from it can carry terminal escapes or invalid bytes.
@@ -47,7 +51,8 @@ struct Section {
 
 class Parser {
  public:
-  Parser(const unsigned char* base, size_t size, const std::string& source) : base_(base), size_(size) {
+  Parser(const unsigned char* base, size_t size, const std::string& source, LedgerBytes kind)
+      : base_(base), size_(size), kind_(kind) {
     out_.source = source;
   }
 
@@ -102,6 +107,9 @@ class Parser {
       return make_error(ErrorKind::Truncated,
                         fmt::format("{}: {} bytes, but the ledger says it has {}", out_.source, size_, file_size),
                         "the file was cut while being copied; copy it again");
+    }
+    if (file_size < size_ && kind_ == LedgerBytes::MappingImage && size_ - file_size < kMaxMappingTail) {
+      size_ = file_size;  // the rest of the mapping's last page
     }
     if (file_size < size_) return corrupt(fmt::format("file size {} but {} bytes present", file_size, size_));
     comm_capacity_ = load_relaxed(h.comm_capacity);
@@ -319,6 +327,7 @@ class Parser {
 
   const unsigned char* base_;
   size_t size_;
+  LedgerBytes kind_;
   Ledger out_;
   const Header* header_ = nullptr;
   const CommEntry* comms_ = nullptr;
@@ -370,8 +379,8 @@ const char* display_op(const CallRecord& record) {
   return (record.flags & kRecordBarrier) != 0 ? "barrier" : op_name(record.op);
 }
 
-pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source) {
-  return Parser(static_cast<const unsigned char*>(data), size, source).parse();
+pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source, LedgerBytes kind) {
+  return Parser(static_cast<const unsigned char*>(data), size, source, kind).parse();
 }
 
 namespace {
@@ -386,7 +395,7 @@ struct Fd {
 
 }  // namespace
 
-pyframes::Result<Ledger> read_ledger_file(const std::string& path) {
+pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes bytes_kind) {
   // The directory first (its owner and mode decide whether the file can be trusted), then the
   // file inside it: O_NOFOLLOW (ledgers are never links), O_NONBLOCK (a FIFO planted under a
   // ledger's name must not block the open).
@@ -415,7 +424,7 @@ pyframes::Result<Ledger> read_ledger_file(const std::string& path) {
   // A private copy read with pread, never a mapping: a file cut by someone else while mapped
   // would kill this process with SIGBUS (snapshot.h).
   PYFRAMES_TRY(bytes, snapshot_ledger(file.fd, static_cast<uint64_t>(st.st_size), path));
-  return parse_ledger(bytes.data(), bytes.size(), path);
+  return parse_ledger(bytes.data(), bytes.size(), path, bytes_kind);
 }
 
 }  // namespace hangshim::ledger

@@ -104,10 +104,16 @@ const char* display_op(const CallRecord& record);
 
 // Reads a ledger file: opened O_NOFOLLOW, checked against trust.h (owner and mode of the file and
 // of its directory), copied with snapshot_ledger, parsed.
-pyframes::Result<Ledger> read_ledger_file(const std::string& path);
+// What the bytes are: a ledger file as the shim wrote it, or a copy of the memory a process
+// mapped it at (what a debugger reads out of a process or a core: `hangshim ledger --image`),
+// which ends at a page boundary, so bytes past the header's file size are the mapping's tail.
+enum class LedgerBytes { File, MappingImage };
+
+pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes kind = LedgerBytes::File);
 
 // Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`
 // names it in messages.
-pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source);
+pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source,
+                                      LedgerBytes kind = LedgerBytes::File);
 
 }  // namespace hangshim::ledger

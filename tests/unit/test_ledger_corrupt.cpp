@@ -69,6 +69,22 @@ TEST_CASE("ledger reader: the sample parses cleanly") {
   CHECK(r->warnings.empty());
 }
 
+TEST_CASE("ledger reader: a memory image of the mapping may run on to the end of its last page") {
+  auto bytes = sample_bytes();
+  const size_t ledger_size = bytes.size();
+  bytes.resize(ledger_size + 60 * 1024, 0xab);  // the rest of a 64 KiB page
+  CHECK(kind_of(bytes) == pyframes::ErrorKind::Corrupt);  // as a file: bytes past its end are damage
+  auto image = parse_ledger(bytes.data(), bytes.size(), "image", LedgerBytes::MappingImage);
+  REQUIRE(image);
+  auto file = parse_ledger(bytes.data(), ledger_size, "file");
+  REQUIRE(file);
+  CHECK(image->records.size() == file->records.size());
+  CHECK(image->comms.size() == file->comms.size());
+  CHECK(image->warnings == file->warnings);
+  bytes.resize(ledger_size + 128 * 1024, 0xab);  // more than any page: not a mapping's tail
+  CHECK(!parse_ledger(bytes.data(), bytes.size(), "image", LedgerBytes::MappingImage));
+}
+
 TEST_CASE("ledger reader: truncated, foreign and unfinished files are named as such") {
   auto bytes = sample_bytes();
   REQUIRE(!bytes.empty());
