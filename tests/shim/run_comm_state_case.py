@@ -8,13 +8,12 @@ is in progress (neither done nor failed) until ncclCommGetAsyncError says it is 
 The expected facts come from what the ranks printed (their own results and choices) and from
 the ledgers; the verdicts from `hangshim report --json`."""
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 
-from run_shim_case import case_arguments, expect, run_case
+from run_shim_case import case_main, expect
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from hung_job import run_until_reported  # noqa: E402
 
@@ -176,12 +175,5 @@ CASES = {"window": case_window, "window_skip": case_window_skip, "revoke": case_
          "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent}
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True, choices=sorted(CASES))
-    args = case_arguments(p)
-    return run_case(args, CASES[args.case], args.case)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_main(CASES))

@@ -383,12 +383,14 @@ def run_case(args, body, name, passed=None):
     return 0
 
 
-def main():
+def case_main(cases):
+    """The command line of a case driver: --case NAME (one of `cases`) and the programs under
+    test; runs that case and returns its exit status."""
     p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True, choices=sorted(CASES))
+    p.add_argument("--case", required=True, choices=sorted(cases))
     args = case_arguments(p)
-    return run_case(args, CASES[args.case], args.case)
+    return run_case(args, cases[args.case], args.case)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_main(CASES))

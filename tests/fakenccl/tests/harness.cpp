@@ -78,10 +78,9 @@ std::vector<RankResult> collect(const std::vector<pid_t>& pids, std::chrono::mil
   return results;
 }
 
-}  // namespace
-
-std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono::milliseconds limit,
-                                  const std::vector<std::string>& env) {
+// Forks the ranks, all given one fresh unique id; each sets `env`, remembers its rank (for
+// reached()) and runs `body`. Empty when no unique id could be made.
+std::vector<pid_t> fork_ranks(int nranks, const RankBody& body, const std::vector<std::string>& env) {
   ncclUniqueId id;
   if (ncclGetUniqueId(&id) != ncclSuccess) return {};
   std::fflush(nullptr);
@@ -90,12 +89,22 @@ std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono:
     const pid_t pid = fork();
     if (pid == 0) {
       apply_env(env);
+      g_rank = rank;
       const int code = body(rank, id);
       std::fflush(nullptr);
       _exit(code);
     }
     pids.push_back(pid);
   }
+  return pids;
+}
+
+}  // namespace
+
+std::vector<RankResult> run_ranks(int nranks, const RankBody& body, std::chrono::milliseconds limit,
+                                  const std::vector<std::string>& env) {
+  const std::vector<pid_t> pids = fork_ranks(nranks, body, env);
+  if (pids.empty()) return {};
   return collect(pids, limit);
 }
 
@@ -107,20 +116,8 @@ std::vector<RankResult> run_ranks_until_asleep(int nranks, const RankBody& body,
                                                std::chrono::milliseconds limit) {
   std::atomic<int>* progress = progress_table();
   for (int i = 0; i < kMaxTrackedRanks; ++i) progress[i].store(0);
-  ncclUniqueId id;
-  if (ncclGetUniqueId(&id) != ncclSuccess) return {};
-  std::fflush(nullptr);
-  std::vector<pid_t> pids;
-  for (int rank = 0; rank < nranks; ++rank) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      g_rank = rank;
-      const int code = body(rank, id);
-      std::fflush(nullptr);
-      _exit(code);
-    }
-    pids.push_back(pid);
-  }
+  const std::vector<pid_t> pids = fork_ranks(nranks, body, {});
+  if (pids.empty()) return {};
   const auto all_asleep = [&] {
     for (int r : asleep) {
       if (progress[r].load() < step || proc_state(pids[static_cast<std::size_t>(r)]) != 'S') return false;
