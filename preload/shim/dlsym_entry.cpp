@@ -5,8 +5,11 @@
 // otherwise restore the arguments and *jump* into libc's function, which then sees the
 // program's return address, not ours: its answer is exactly the one it gives without the shim.
 // x86-64 only; elsewhere libhangshim.so exports no dlsym (the names in libhangshim.map are
-// ignored by the linker) and callers with their own handle stay unrecorded (README).
-#if defined(__x86_64__) && defined(__linux__)
+// ignored by the linker) and callers with their own handle stay unrecorded (README). Not in
+// sanitizer builds either (HANGSHIM_NO_DLSYM_INTERPOSER): the sanitizer runtimes resolve their
+// interceptors with dlsym(RTLD_NEXT) before their shadow memory exists, and the router is
+// instrumented code.
+#if defined(__x86_64__) && defined(__linux__) && !defined(HANGSHIM_NO_DLSYM_INTERPOSER)
 
 // Entry: %rsp is 8 mod 16. dlsym saves two registers and pads 8 bytes, dlvsym saves three, so
 // the call to the router has the 16-byte alignment the ABI requires. The router returns the
