@@ -5,6 +5,7 @@
 #include <string>
 
 #include "shim/core/log.h"
+#include "shim/real_dlsym.h"
 
 namespace hangshim::shim {
 
@@ -14,10 +15,19 @@ namespace {
 
 void* usable(void* fn, const void* self) { return fn == self ? nullptr : fn; }
 
+// NCCL's profiling name of an entry point (pncclX). Appended, not "p" + std::string(name):
+// GCC 12's -Wrestrict misfires on that once inlined (an error with HANGSHIM_WERROR).
+std::string profiling_name(const char* name) {
+  std::string out = "p";
+  out += name;
+  return out;
+}
+
 void* from_handle(void* handle, const char* name, const void* self) {
   if (handle == nullptr) return nullptr;
-  void* fn = usable(dlsym(handle, name), self);
-  if (fn == nullptr) fn = usable(dlsym(handle, ("p" + std::string(name)).c_str()), self);
+  // libc's dlsym, not the shim's interposer: that would hand back our own wrapper.
+  void* fn = usable(real_dlsym(handle, name), self);
+  if (fn == nullptr) fn = usable(real_dlsym(handle, profiling_name(name).c_str()), self);
   return fn;
 }
 
@@ -25,8 +35,11 @@ void* from_handle(void* handle, const char* name, const void* self) {
 
 void* resolve_real(Entry entry, const char* name, const void* self) noexcept {
   try {
-    void* fn = usable(dlsym(RTLD_NEXT, name), self);
-    if (fn == nullptr) fn = usable(dlsym(RTLD_NEXT, ("p" + std::string(name)).c_str()), self);
+    // Called from here, libc's dlsym sees this library as the caller: RTLD_NEXT is "after us".
+    DlsymFn libc = libc_dlsym();
+    if (libc == nullptr) return nullptr;
+    void* fn = usable(libc(RTLD_NEXT, name), self);
+    if (fn == nullptr) fn = usable(libc(RTLD_NEXT, profiling_name(name).c_str()), self);
     if (fn == nullptr) {
       // Loaded already, but not in the global scope (dlopen RTLD_LOCAL, e.g. by a Python
       // extension): RTLD_NOLOAD finds it without loading anything.

@@ -42,6 +42,8 @@ base=$("$overhead" --calls $calls --rounds $rounds | field ns_per_call)
 with=$(LD_PRELOAD=$shim "$overhead" --calls $calls --rounds $rounds | field ns_per_call)
 echo "| C++: ncclAllReduce on the stand-in, no shim | $base |"
 echo "| C++: same, with libhangshim.so | $with |"
+private=$(LD_PRELOAD=$shim "$overhead" --calls $calls --rounds $rounds --private "$fake/libnccl.so.2" | field ns_per_call)
+echo "| C++: same, looked up with dlsym(dlopen(RTLD_LOCAL)), with libhangshim.so | $private |"
 record=$(HANGSHIM_CALLSITES=0 HANGSHIM_CUDA_EVENTS=0 "${pythons[0]}" -c "
 import ctypes, time
 p = ctypes.CDLL('$probe'); p.hangshim_bench_record.restype = ctypes.c_double

@@ -70,6 +70,8 @@ class Workspace(object):
                  "HANGSHIM_LIBRARY_PATHS=" + LIBRARY_PATHS, "LD_PRELOAD=" + self.args.shim]
         if self.args.pythonpath:
             extra.append("PYTHONPATH=" + self.args.pythonpath)
+        if self.args.nccl_load:
+            extra.append("HANGSHIM_SCENARIO_NCCL_LOAD=" + self.args.nccl_load)
         command = [python, os.path.join(SCENARIOS, "launch.py"), "-n", str(ranks), "--timeout", "120",
                    "--hang-after", str(hang_after), "--keep-hung", "--quiet", "--truth", truth_path,
                    "--status", status_path, "--workdir", workdir]
@@ -119,6 +121,8 @@ def common_args(parser):
     parser.add_argument("--fakenccl", required=True)
     parser.add_argument("--pythonpath", default="")
     parser.add_argument("--python", default=sys.executable)
+    # private: ncclpy loads NCCL with a plain ctypes.CDLL (its own handle, tests/scenarios/ncclpy.py)
+    parser.add_argument("--nccl-load", choices=("global", "private"), default="")
 
 
 def rank_text(ranks):

@@ -75,13 +75,21 @@ _SIGNATURES = {
 
 
 def _load_nccl():
-    # Bind NCCL the way an extension linked against it (PyTorch, CuPy) does: loaded into the
-    # global symbol scope and every function looked up there, so an LD_PRELOADed interposer
-    # such as libhangshim.so is called. A plain CDLL("libnccl.so.2") would look functions up
-    # in the library's own handle, which by design never reaches an interposer.
+    # Default: bind NCCL the way an extension linked against it (PyTorch, CuPy) does: loaded
+    # into the global symbol scope and every function looked up there. With
+    # HANGSHIM_SCENARIO_NCCL_LOAD=private, the way vLLM's PyNcclCommunicator does: a plain
+    # CDLL (RTLD_LOCAL) whose functions are looked up through the library's own handle, which
+    # reaches libhangshim.so only through its dlsym interposer.
+    private = os.environ.get("HANGSHIM_SCENARIO_NCCL_LOAD") == "private"
     try:
-        ctypes.CDLL("libnccl.so.2", mode=ctypes.RTLD_GLOBAL)
-        lib = ctypes.CDLL(None)
+        if private:
+            lib = ctypes.CDLL("libnccl.so.2")
+            if hasattr(ctypes.CDLL(None), "hangshimFakeNcclDescription"):
+                raise RuntimeError("ncclpy: HANGSHIM_SCENARIO_NCCL_LOAD=private, but NCCL is in the "
+                                   "global scope: the private lookup would not be exercised")
+        else:
+            ctypes.CDLL("libnccl.so.2", mode=ctypes.RTLD_GLOBAL)
+            lib = ctypes.CDLL(None)
     except OSError as e:
         raise RuntimeError("ncclpy: cannot load libnccl.so.2 (%s): put the stand-in's directory "
                            "(build/tests/fakenccl/lib) on LD_LIBRARY_PATH" % e)

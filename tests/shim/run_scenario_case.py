@@ -115,6 +115,8 @@ def main():
     p.add_argument("--python", required=True)
     p.add_argument("--ranks", type=int, default=3)
     p.add_argument("--stream", action="store_true")
+    # private: ncclpy loads NCCL with a plain ctypes.CDLL, reaching the shim through its dlsym
+    p.add_argument("--nccl-load", choices=("global", "private"), default="global")
     args = case_arguments(p)
     name = os.path.basename(args.scenario)
 
@@ -126,6 +128,7 @@ def main():
                  "LD_PRELOAD=" + args.shim]
         if args.stream:
             extra.append("HANGSHIM_SCENARIO_STREAM=1")
+        extra.append("HANGSHIM_SCENARIO_NCCL_LOAD=" + args.nccl_load)
         command = [args.python, launch, "-n", str(args.ranks), "--timeout", "120", "--hang-after",
                    str(STALL_SECONDS + 3), "--truth", truth_path, "--workdir", os.path.join(c.dir, "work")]
         for kv in extra:
@@ -144,7 +147,8 @@ def main():
             check_rank(c, int(rank_text), ledgers[int(rank_text)], want, output)
         if not truth["hang"]:
             expect("stalled" not in output, "a healthy run reported a stall:\n%s" % output[-2000:])
-    return run_case(args, body, name, "%s (%d ranks%s)" % (name, args.ranks, ", stream" if args.stream else ""))
+    return run_case(args, body, name, "%s (%d ranks%s%s)" % (name, args.ranks, ", stream" if args.stream else "",
+                                                            ", NCCL by private handle" if args.nccl_load == "private" else ""))
 
 
 if __name__ == "__main__":
