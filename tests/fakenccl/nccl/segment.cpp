@@ -228,7 +228,10 @@ void remove_stale_segments() {
   while (const dirent* entry = readdir(dir)) {
     const std::string_view file = entry->d_name;
     if (file.substr(0, kPrefix.size()) != kPrefix) continue;
-    const std::string name = "/" + std::string(file);
+    // Built by appending: GCC 12 at -O3 (Release) misreads `"/" + std::string(file)` as an
+    // overlapping memcpy (-Wrestrict, an error with HANGSHIM_WERROR).
+    std::string name = "/";
+    name += file;
     const int fd = shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) continue;
     const bool stale = segment_is_stale(fd);
