@@ -14,10 +14,19 @@ namespace {
 
 void* usable(void* fn, const void* self) { return fn == self ? nullptr : fn; }
 
+// NCCL's profiling name of an entry point, "pncclAllReduce". Built by appending: GCC 12 at -O3
+// (Release) takes `"p" + std::string(name)` for an overlapping memcpy (-Wrestrict, an error with
+// HANGSHIM_WERROR).
+std::string profiling_name(const char* name) {
+  std::string out = "p";
+  out += name;
+  return out;
+}
+
 void* from_handle(void* handle, const char* name, const void* self) {
   if (handle == nullptr) return nullptr;
   void* fn = usable(dlsym(handle, name), self);
-  if (fn == nullptr) fn = usable(dlsym(handle, ("p" + std::string(name)).c_str()), self);
+  if (fn == nullptr) fn = usable(dlsym(handle, profiling_name(name).c_str()), self);
   return fn;
 }
 
@@ -26,7 +35,7 @@ void* from_handle(void* handle, const char* name, const void* self) {
 void* resolve_real(Entry entry, const char* name, const void* self) noexcept {
   try {
     void* fn = usable(dlsym(RTLD_NEXT, name), self);
-    if (fn == nullptr) fn = usable(dlsym(RTLD_NEXT, ("p" + std::string(name)).c_str()), self);
+    if (fn == nullptr) fn = usable(dlsym(RTLD_NEXT, profiling_name(name).c_str()), self);
     if (fn == nullptr) {
       // Loaded already, but not in the global scope (dlopen RTLD_LOCAL, e.g. by a Python
       // extension): RTLD_NOLOAD finds it without loading anything.
