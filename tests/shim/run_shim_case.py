@@ -420,6 +420,7 @@ def case_init_failure(c):
     for part in ("rank %d" % rank, call, error, text):
         expect(part in first, "the verdict line lacks %r: %s" % (part, first))
     expect("NCCL_DEBUG=INFO" in out and "nvidia-smi" in out, "no advice for %s in:\n%s" % (error, out))
+    print("verdict: " + first)
 
     mine = seen["ledgers"][rank]
     init = [r for r in mine["records"] if r["nccl_op"] == "comm_init_rank"]
