@@ -24,6 +24,15 @@ void write_header(JsonWriter& j, const LedgerHeader& h) {
   if (h.features & kFeatureWatchdog) j.value("watchdog");
   j.end_array();
   j.end_object();
+  // The process's first failed NCCL call, with NCCL's own text (null when none was recorded).
+  j.key("first_error");
+  if (h.first_error.present) {
+    const FirstError& e = h.first_error;
+    j.begin_object().field("record", e.record).field("op", op_name(e.op)).field("call", nccl_function_name(e.op));
+    j.field("result", e.result).field("result_name", result_name(e.result)).field("text", e.text).end_object();
+  } else {
+    j.null();
+  }
   j.key("ring").begin_object();
   j.field("head", h.ring_head).field("capacity", h.ring_capacity).field("group_count", h.group_count);
   j.end_object();
@@ -40,7 +49,8 @@ void write_comm(JsonWriter& j, const CommInfo& c) {
   j.field("state", comm_state_name(c.state)).field("rank", c.rank).field("nranks", c.nranks).field("device", c.device);
   j.field("parent_key", c.parent_key != 0 ? format_key(c.parent_key) : "").field("color", c.color);
   j.field("split_index", c.split_index).field("splits", c.splits).field("name", c.name);
-  j.field("async_error", c.async_error).field("revoked_ns", c.revoked_ns);
+  j.field("async_error", c.async_error).field("async_error_name", c.async_error != 0 ? result_name(c.async_error) : "");
+  j.field("revoked_ns", c.revoked_ns);
   j.field("handle", c.handle).field("created_ns", c.created_ns).field("ended_ns", c.ended_ns);
   j.field("coll_issued", c.coll_issued).field("coll_completed", c.coll_completed);
   j.field("p2p_issued", c.p2p_issued).field("p2p_completed", c.p2p_completed);
@@ -60,7 +70,7 @@ void write_record(JsonWriter& j, const CallRecord& r) {
   j.field("count", r.count).field("dtype", dtype_name(r.dtype)).field("red_op", red_op_name(r.red_op));
   j.field("peer", r.peer).field("stream", r.stream).field("thread", r.thread).field("group", r.group);
   j.field("issued_ns", r.issued_ns).field("returned_ns", r.returned_ns).field("completed_ns", r.completed_ns);
-  j.field("result", r.result).field("callsite", r.callsite).field("callsite_hit", r.callsite_hit);
+  j.field("result", r.result).field("result_name", result_name(r.result)).field("callsite", r.callsite).field("callsite_hit", r.callsite_hit);
   j.field("in_group", (r.flags & kRecordInGroup) != 0).field("event_tracked", (r.flags & kRecordEventTracked) != 0);
   j.field("graph_captured", (r.flags & kRecordCaptured) != 0).field("simulated", (r.flags & kRecordSimulated) != 0);
   j.field("borrowed_stack", (r.flags & kRecordBorrowedStack) != 0);

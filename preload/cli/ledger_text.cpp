@@ -67,7 +67,8 @@ std::string record_state(const CallRecord& r, uint64_t now_ns) {
   if (r.returned_ns == 0) {
     return now_ns > r.issued_ns ? fmt::format("in call {}", format_duration(now_ns - r.issued_ns)) : "in call";
   }
-  if (r.result != 0) return fmt::format("error {}", r.result);
+  if (r.result == 7) return "returned ncclInProgress";  // a nonblocking communicator: not an error
+  if (r.result != 0) return fmt::format("error {}", result_name(r.result));
   if (r.completed_ns == 0) {
     return now_ns > r.issued_ns ? fmt::format("pending {}", format_duration(now_ns - r.issued_ns)) : "pending";
   }
@@ -103,6 +104,12 @@ void render_header(std::string& out, const Ledger& ledger, const LedgerRenderOpt
                      features_text(h.features));
   out += fmt::format("ring     {} calls recorded, last {} kept; stall timeout {} s\n", h.ring_head,
                      std::min<uint64_t>(h.ring_head, h.ring_capacity), h.stall_seconds);
+  if (h.first_error.present) {
+    const FirstError& e = h.first_error;
+    out += fmt::format("error    {} returned {}{}{}\n", nccl_function_name(e.op), result_name(e.result),
+                       e.record != 0 ? fmt::format(" (record #{})", e.record) : "",
+                       e.text.empty() ? "" : fmt::format(": {}", e.text));
+  }
   if (h.dropped_comms > 0 || h.dropped_callsites > 0) {
     out += fmt::format("dropped  {} communicator(s), {} call-site(s) (tables full)\n", h.dropped_comms, h.dropped_callsites);
   }
@@ -115,7 +122,7 @@ void render_comms(std::string& out, const Ledger& ledger) {
                      "dev", "state", "coll issued/done", "p2p issued/done", "name / parent");
   for (const auto& c : ledger.comms) {
     std::string extra = c.name;
-    if (c.async_error != 0) extra += fmt::format("{}async error {}", extra.empty() ? "" : " ", c.async_error);
+    if (c.async_error != 0) extra += fmt::format("{}async error {}", extra.empty() ? "" : " ", result_name(c.async_error));
     if (c.revoked_ns != 0) extra += fmt::format("{}revoked", extra.empty() ? "" : " ");
     if (c.parent_key != 0) {
       if (!extra.empty()) extra += " ";

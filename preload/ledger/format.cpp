@@ -1,5 +1,7 @@
 #include "ledger/format.h"
 
+#include <fmt/format.h>
+
 namespace hangshim::ledger {
 
 const char* op_name(uint8_t op) noexcept {
@@ -88,6 +90,41 @@ const char* key_kind_name(uint32_t kind) noexcept {
     case KeyKind::Unknown: return "unknown";
   }
   return "invalid";
+}
+
+std::string result_name(int32_t result) {
+  // nccl.h's ncclResult_t, in order (the values are NCCL's ABI).
+  static const char* const names[] = {"ncclSuccess",      "ncclUnhandledCudaError", "ncclSystemError",
+                                      "ncclInternalError", "ncclInvalidArgument",   "ncclInvalidUsage",
+                                      "ncclRemoteError",   "ncclInProgress"};
+  if (result >= 0 && result < static_cast<int32_t>(sizeof(names) / sizeof(names[0]))) return names[result];
+  if (result == -1) return "none";  // still inside the call
+  return fmt::format("ncclResult {}", result);
+}
+
+const char* nccl_function_name(uint8_t op) noexcept {
+  switch (static_cast<Op>(op)) {
+    case Op::None: return "?";
+    case Op::AllReduce: return "ncclAllReduce";
+    case Op::Broadcast: return "ncclBroadcast";
+    case Op::Reduce: return "ncclReduce";
+    case Op::AllGather: return "ncclAllGather";
+    case Op::ReduceScatter: return "ncclReduceScatter";
+    case Op::AlltoAll: return "ncclAlltoAll";
+    case Op::Gather: return "ncclGather";
+    case Op::Scatter: return "ncclScatter";
+    case Op::Send: return "ncclSend";
+    case Op::Recv: return "ncclRecv";
+    case Op::CommInitRank: return "ncclCommInitRank";
+    case Op::CommInitAll: return "ncclCommInitAll";
+    case Op::CommInitRankScalable: return "ncclCommInitRankScalable";
+    case Op::CommSplit: return "ncclCommSplit";
+    case Op::CommShrink: return "ncclCommShrink";
+    case Op::CommFinalize: return "ncclCommFinalize";
+    case Op::CommDestroy: return "ncclCommDestroy";
+    case Op::CommAbort: return "ncclCommAbort";
+  }
+  return "?";
 }
 
 }  // namespace hangshim::ledger

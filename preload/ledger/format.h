@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hangshim::ledger {
 
@@ -173,7 +174,27 @@ struct Header {
   uint64_t exit_ns;             // when the process exited normally, 0 while alive or if killed
   uint64_t group_count;         // ncclGroupEnd calls completed
   char stacks_file[256];        // file name (in the ledger's directory) of the stall stack dump
+
+  // The process's first failed NCCL call and NCCL's own words about it (ncclGetLastError). Written
+  // once: a writer takes the area by moving error_state 0 -> 1 (CAS), fills it, and publishes it
+  // with error_state = 2 (release); it never changes after that. Zero in files of writers that
+  // predate it (read as: no error text). Why the first: later failures are usually its echoes.
+  uint32_t error_state;         // ErrorState
+  uint32_t error_op;            // Op of the failed call
+  uint64_t error_record;        // the failed call's record index (RingEntry::index), 0 if not recorded
+  int32_t error_result;         // the ncclResult_t it returned
+  uint32_t reserved4;
+  char error_text[256];         // ncclGetLastError's text, NUL-terminated, cut at kErrorTextMax bytes
 };
+
+enum class ErrorState : uint32_t {
+  None = 0,
+  Writing = 1,    // taken by a writer, not complete: readers ignore it
+  Published = 2,
+};
+// The longest ncclGetLastError text kept (NCCL's own buffer is 1024 bytes; the first line is the
+// part people need, and a bound keeps the failure path's work small).
+inline constexpr size_t kErrorTextMax = 200;
 
 struct CommEntry {
   uint32_t state;               // CommState (atomic; Empty until the entry is published)
@@ -250,6 +271,7 @@ struct CallsiteEntry {
 using StringRef = uint32_t;
 
 static_assert(sizeof(Header) <= kHeaderSize);
+static_assert(offsetof(Header, error_record) % 8 == 0 && sizeof(Header::error_text) > kErrorTextMax);
 static_assert(sizeof(CommEntry) == 256);
 static_assert(sizeof(RingEntry) == 128);
 static_assert(sizeof(CallsiteFrame) == 16);
@@ -279,6 +301,15 @@ const char* red_op_name(int32_t red_op) noexcept;       // "premulsum" for dynam
 const char* process_state_name(uint32_t state) noexcept;
 const char* comm_state_name(uint32_t state) noexcept;
 const char* key_kind_name(uint32_t kind) noexcept;
+// ncclResult_t as NCCL spells it: "ncclUnhandledCudaError"; "ncclResult 42" outside the known ones.
+std::string result_name(int32_t result);
+// A recorded init/life-cycle call by its NCCL function: "ncclCommInitRank" (also covers
+// ncclCommInitRankConfig: one Op), "ncclCommSplit"; collectives give "ncclAllReduce" etc.
+const char* nccl_function_name(uint8_t op) noexcept;
+// An error the ledger records: not success, not ncclInProgress (7), not "still inside" (-1).
+inline constexpr bool is_failure(int32_t result) { return result != -1 && result != 0 && result != 7; }
+// The ops that make a communicator (init by id, ids, all, split, shrink).
+inline constexpr bool is_comm_init(Op op) { return op >= Op::CommInitRank && op <= Op::CommShrink; }
 size_t dtype_size(uint8_t dtype) noexcept;              // bytes per element, 0 if unknown
 
 }  // namespace hangshim::ledger

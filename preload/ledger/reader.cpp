@@ -192,6 +192,26 @@ class Parser {
       out_.warnings.push_back(fmt::format("ignored a stacks file name with a path in it: {}", o.stacks_file));
       o.stacks_file.clear();
     }
+    read_first_error();
+  }
+
+  void read_first_error() {
+    const Header& h = *header_;
+    uint32_t state = load_acquire(h.error_state);
+    if (state == static_cast<uint32_t>(ErrorState::None) || state == static_cast<uint32_t>(ErrorState::Writing)) return;
+    FirstError& e = out_.header.first_error;
+    uint32_t op = load_relaxed(h.error_op);
+    uint64_t record = load_relaxed(h.error_record);
+    if (state != static_cast<uint32_t>(ErrorState::Published) || op >= static_cast<uint32_t>(kOpCount) ||
+        record > load_acquire(h.ring_head)) {
+      out_.warnings.push_back("the first-error area is corrupt; ignored");
+      return;
+    }
+    e.present = true;
+    e.op = static_cast<uint8_t>(op);
+    e.record = record;
+    e.result = load_relaxed(h.error_result);
+    e.text = load_text(h.error_text);
   }
 
   void read_comms() {

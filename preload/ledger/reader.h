@@ -20,6 +20,15 @@
 
 namespace hangshim::ledger {
 
+// The process's first failed NCCL call (Header::error_*), when its writer published one.
+struct FirstError {
+  bool present = false;
+  uint64_t record = 0;  // the failed call's record index, 0 when it was not recorded
+  int32_t result = 0;   // ncclResult_t
+  uint8_t op = 0;       // Op
+  std::string text;     // ncclGetLastError's words, "" when NCCL gave none
+};
+
 // The header as read: the writer's Identity (identity.h), then the fields that describe the file
 // and the process's life since (Header in format.h).
 struct LedgerHeader : Identity {
@@ -42,6 +51,7 @@ struct LedgerHeader : Identity {
   uint64_t exit_ns = 0;
   uint64_t group_count = 0;
   std::string stacks_file;
+  FirstError first_error;
   uint64_t file_size = 0;
 };
 

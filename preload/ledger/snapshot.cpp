@@ -223,6 +223,7 @@ pyframes::Result<std::vector<unsigned char>> snapshot_ledger(int fd, uint64_t si
   header->comm_count = first.comm_count;
   header->callsite_count = first.callsite_count;
   header->strings_used = first.strings_used;
+  header->error_state = first.error_state;
   for (uint64_t i = 0; i < plan.comm_count; ++i) {
     std::memcpy(out.data() + plan.comm_offset + i * sizeof(CommEntry) + offsetof(CommEntry, state), &comm_states[i], 4);
   }

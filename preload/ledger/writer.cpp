@@ -245,6 +245,23 @@ uint32_t Writer::add_callsite(std::span<const FrameText> frames, int16_t user_fr
   return slot + 1;
 }
 
+bool Writer::set_first_error(uint64_t record, int32_t result, Op op, const char* text) noexcept {
+  Header& h = *header_;
+  uint32_t expected = static_cast<uint32_t>(ErrorState::None);
+  if (!__atomic_compare_exchange_n(&h.error_state, &expected, static_cast<uint32_t>(ErrorState::Writing), false,
+                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    return false;
+  }
+  store_relaxed(h.error_op, static_cast<uint32_t>(op));
+  store_relaxed(h.error_record, record);
+  store_relaxed(h.error_result, result);
+  size_t n = text != nullptr ? strnlen(text, kErrorTextMax) : 0;
+  for (size_t i = 0; i < n; ++i) store_relaxed(h.error_text[i], text[i]);
+  store_relaxed(h.error_text[n], '\0');
+  store_release(h.error_state, static_cast<uint32_t>(ErrorState::Published));
+  return true;
+}
+
 void Writer::set_text(char* field, size_t capacity, std::string_view text) noexcept {
   size_t n = std::min(text.size(), capacity - 1);
   for (size_t i = 0; i < n; ++i) store_relaxed(field[i], text[i]);

@@ -61,6 +61,19 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     if (auto f = classify_comm(a, static_cast<int>(c))) findings.push_back(std::move(*f));
   }
   int primary = resolve_findings(a, findings);
+  // A rank whose communicator init failed is the verdict: it has no communicator, so whatever
+  // else pends (the other ranks waiting in init for it) follows from that.
+  if (auto failed = classify_init_failure(a)) {
+    int index = static_cast<int>(findings.size());
+    for (auto& other : findings) {
+      if (other.kind == Kind::InitHang && (failed->comm < 0 || other.comm == failed->comm)) {
+        other.blocked_by = index;
+        other.root_cause = false;
+      }
+    }
+    findings.push_back(std::move(*failed));
+    primary = index;
+  }
   for (auto& f : findings) {
     // Nobody completes #k, but some members' ledgers are not here: they may well be the cause.
     if (f.kind == Kind::Transport && !a.comms[static_cast<size_t>(f.comm)].absent.empty()) f.kind = Kind::MissingLedgers;
@@ -98,7 +111,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     if (s.shown) rank_keep.insert(s.rank);
   }
   for (auto& f : d.findings) {
-    f.shown = comm_keep.count(f.comm) != 0 &&
+    f.shown = (comm_keep.count(f.comm) != 0 || (f.comm < 0 && options.only_comms.empty())) &&
               (options.only_ranks.empty() || intersects(f.culprits, rank_keep) || intersects(f.waiting, rank_keep));
   }
   std::map<std::string, size_t> group_of;

@@ -17,4 +17,10 @@ inline Recorder* recorder_for(const OutermostCall& call) noexcept { return call.
 // The recorder if one exists already (queries never create a ledger on their own).
 Recorder* existing_recorder() noexcept;
 
+// A recorded call returned `result`, an error (not ncclSuccess, not ncclInProgress): keeps NCCL's
+// ncclGetLastError text with it in the ledger (failure_text.cpp). Cold: out of the hot path.
+__attribute__((cold, noinline)) void note_failure(Recorder* r, const CallToken& token, int result,
+                                                  ncclComm_t comm) noexcept;
+inline bool call_failed(ncclResult_t result) noexcept { return result != ncclSuccess && result != ncclInProgress; }
+
 }  // namespace hangshim::shim

@@ -28,6 +28,7 @@ inline void* as_handle(cudaStream_t stream) { return static_cast<void*>(stream);
     CallToken token = r->begin(call);                                                                   \
     ret result = real args;                                                                             \
     r->end(token, static_cast<int>(result));                                                            \
+    if (__builtin_expect(call_failed(result), 0)) note_failure(r, token, static_cast<int>(result), comm);  \
     return result;                                                                                      \
   }
 

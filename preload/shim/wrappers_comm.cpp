@@ -42,6 +42,7 @@ ncclResult_t record_init(Op op, KeyKind kind, uint64_t key, int rank, int nranks
   CallToken token = r->begin_init(op, &init, nullptr);
   ncclResult_t result = call();
   r->end_init(token, result, new_comm_or_null(result, comm));
+  if (call_failed(result)) note_failure(r, token, result, nullptr);
   return result;
 }
 
@@ -52,6 +53,8 @@ ncclResult_t record_end_of_comm(Op op, ncclComm_t comm, ncclResult_t (*real)(ncc
   CallToken token = r->begin_end_of_comm(op, comm);
   ncclResult_t result = real(comm);
   r->end_end_of_comm(token, result, comm);
+  // NULL: a communicator that failed to be destroyed may still be half freed.
+  if (call_failed(result)) note_failure(r, token, result, nullptr);
   return result;
 }
 
@@ -91,6 +94,7 @@ HANGSHIM_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const i
   ncclResult_t result = real(comm, ndev, devlist);
   size_t n = result == ncclSuccess && comm != nullptr && ndev > 0 ? static_cast<size_t>(ndev) : 0;
   r->end_init_all(token, result, std::span<void* const>(reinterpret_cast<void* const*>(comm), n), devlist);
+  if (call_failed(result)) note_failure(r, token, result, nullptr);
   return result;
 }
 
@@ -110,6 +114,7 @@ HANGSHIM_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, 
   CallToken token = r->begin_init(Op::CommSplit, color == NCCL_SPLIT_NOCOLOR ? nullptr : &init, comm);
   ncclResult_t result = real(comm, color, key, newcomm, config);
   r->end_init(token, result, new_comm_or_null(result, newcomm));
+  if (call_failed(result)) note_failure(r, token, result, comm);
   return result;
 }
 
@@ -129,6 +134,7 @@ HANGSHIM_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksLi
   CallToken token = r->begin_init(Op::CommShrink, &init, comm);
   ncclResult_t result = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   r->end_init(token, result, new_comm_or_null(result, newcomm));
+  if (call_failed(result)) note_failure(r, token, result, comm);
   return result;
 }
 

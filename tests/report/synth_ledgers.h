@@ -49,6 +49,7 @@ struct Call {
   bool complete = true;
   bool barrier = false;
   int32_t result = 0;
+  std::string error_text;  // a failed call's ncclGetLastError text for the first-error area
 };
 
 struct Rank {
@@ -152,6 +153,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     t += 1000;
     if (call.complete || call.result != 0) {
       w.record_returned(index, t, call.result, 0, t);
+      if (is_failure(call.result) && !call.error_text.empty()) w.set_first_error(index, call.result, call.op, call.error_text.c_str());
       if (call.result == 0 && counted) store_max_relaxed(p2p ? c->p2p_completed : c->coll_completed, s.seq);
     } else if (counted) {
       w.record_returned(index, t, 0, 0, 0);  // returned, still pending (asynchronous)

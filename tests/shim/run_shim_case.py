@@ -11,6 +11,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -356,7 +357,85 @@ def case_simulate(c):
            "report after a simulated group: exit %d, %s %s" % (p.returncode, verdict, p.stderr))
 
 
-CASES = {"nested": case_nested, "simulate": case_simulate, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
+INIT_FAILED_LINE = re.compile(r"shim_driver rank (\d+): (\w+) returned (-?\d+); ncclGetLastError: (.*)$")
+
+
+def case_init_failure(c):
+    """One rank's ncclCommInitRank fails the way the real library fails without a usable GPU (the
+    stand-in's HANGSHIM_FAKE_INIT_ERROR) while the others wait in init for it. The report's verdict
+    is that failure: the rank, the call, NCCL's error name and the ncclGetLastError text the
+    program itself printed; exit status 3 with --exit-status; JSON kind init_failed. The ledger
+    names the error and keeps the text."""
+    n, failing, error = 3, 1, "ncclUnhandledCudaError"
+    others = [r for r in range(n) if r != failing]
+    err_path = os.path.join(c.dir, "job.err")
+    seen = {}
+
+    def printed():
+        with open(err_path) as f:
+            return [m.groups() for m in map(INIT_FAILED_LINE.match, f.read().splitlines()) if m]
+
+    def in_init(rank_ledger):
+        return any(r["nccl_op"] == "comm_init_rank" and r["returned_ns"] == 0 for r in rank_ledger["records"])
+
+    def reported():
+        # The state to report on: the failing rank said what NCCL told it, and every other rank
+        # is inside its ncclCommInitRank (its ledger's init record has not returned).
+        if not printed():
+            return False
+        ledgers = c.ledgers_by_rank()
+        if sorted(ledgers) != list(range(n)) or not all(in_init(ledgers[r]) for r in others):
+            return False
+        seen["ledgers"] = ledgers
+        for form, flags in (("json", ["--json"]), ("text", [])):
+            p = subprocess.run([c.args.hangshim, "report", "--exit-status", "--no-stacks"] + flags + [c.ledgers],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            seen[form] = (p.returncode, p.stdout, p.stderr)
+        return True
+
+    run_until_reported([c.args.driver, "init_fail", str(n), str(failing), error], c.env(), err_path, reported, expect,
+                       deadline_s=60)
+    lines = printed()
+    expect(len(lines) == 1, "expected one failed init, the program printed %s" % lines)
+    rank, call, code, text = lines[0]
+    rank, code = int(rank), int(code)
+    expect(rank == failing and code != 0, "the program's own line: %s" % (lines[0],))
+
+    code_json, out, err = seen["json"]
+    expect(code_json == 3, "report --json --exit-status: exit %d (expected 3 for a problem): %s" % (code_json, err))
+    doc = json.loads(out)
+    verdict = doc["verdict"]
+    expect(verdict["kind"] == "init_failed" and verdict["problem"], "verdict %s" % verdict)
+    expect(verdict["culprits"] == [rank] and verdict["waiting"] == others, "verdict ranks %s" % verdict)
+    failures = doc["findings"][verdict["finding"]]["failures"]
+    expect(len(failures) == 1, "failure groups %s" % failures)
+    f = failures[0]
+    expect(f["ranks"] == [rank] and f["call"] == call and f["result_code"] == code and f["result"] == error,
+           "the failure %s; the program saw %s returning %d" % (f, call, code))
+    expect(f["last_error"] == text, "ncclGetLastError in the report %r, the program printed %r" % (f["last_error"], text))
+
+    code_text, out, err = seen["text"]
+    expect(code_text == 3, "report --exit-status: exit %d: %s" % (code_text, err))
+    first = out.splitlines()[0] if out else ""
+    for part in ("rank %d" % rank, call, error, text):
+        expect(part in first, "the verdict line lacks %r: %s" % (part, first))
+    expect("NCCL_DEBUG=INFO" in out and "nvidia-smi" in out, "no advice for %s in:\n%s" % (error, out))
+    print("verdict: " + first)
+
+    mine = seen["ledgers"][rank]
+    init = [r for r in mine["records"] if r["nccl_op"] == "comm_init_rank"]
+    expect(len(init) == 1 and init[0]["result"] == code and init[0]["result_name"] == error, "init record %s" % init)
+    first_error = mine["first_error"]
+    expect(first_error is not None and first_error["text"] == text and first_error["record"] == init[0]["index"],
+           "the ledger's first error %s" % first_error)
+    path = [f for f in c.ledger_files() if os.path.basename(f).startswith("hangshim-r%05d-" % rank)]
+    expect(len(path) == 1, "rank %d's ledger among %s" % (rank, c.ledger_files()))
+    p = subprocess.run([c.args.hangshim, "ledger", path[0]], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    expect("error %s" % error in p.stdout and text in p.stdout, "hangshim ledger text:\n%s" % p.stdout)
+
+
+CASES = {"nested": case_nested, "init_failure": case_init_failure, "simulate": case_simulate, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
          "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
          "exec": case_exec, "init_all": case_init_all}
 

@@ -14,6 +14,10 @@
 //                                  then ncclCommInitRankConfig with a commName
 //   shim_driver bcast N            ncclBcast (which NCCL forwards to its own ncclBroadcast
 //                                  through its PLT), then one all_reduce; prints both results
+//   shim_driver init_fail N F ERR  rank F's ncclCommInitRank fails (the stand-in's
+//                                  HANGSHIM_FAKE_INIT_ERROR=ERR, set by that rank alone); it
+//                                  prints what NCCL returned and ncclGetLastError's text on
+//                                  stderr and exits 3; the other ranks wait in init for it
 //   shim_driver simulate N         rank 0 alone simulates a group of two all_reduces
 //                                  (ncclGroupSimulateEnd, a local call); then every rank runs
 //                                  one real all_reduce; prints its result and the estimate
@@ -109,6 +113,20 @@ int bcast(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
   std::printf("rank %d all_reduce %016llx\n", rank, static_cast<unsigned long long>(digest(sum.data(), sum.size() * 4)));
   ok = ok && check(ncclCommDestroy(comm), rank, "destroy");
   return ok ? 0 : 1;
+}
+
+int init_fail(int rank, const std::vector<ncclUniqueId>& ids, int nranks, int failing, const char* error) {
+  if (rank == failing) setenv("HANGSHIM_FAKE_INIT_ERROR", error, 1);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, nranks, ids[0], rank);
+  if (r != ncclSuccess) {
+    // The test's truth: what NCCL said to the program itself.
+    std::fprintf(stderr, "shim_driver rank %d: ncclCommInitRank returned %d; ncclGetLastError: %s\n", rank,
+                 static_cast<int>(r), ncclGetLastError(nullptr));
+    std::fflush(stderr);
+    return 3;
+  }
+  return check(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
 }
 
 int simulate(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
@@ -339,6 +357,13 @@ int main(int argc, char** argv) {
   if (mode == "simulate") {
     int n = arg(2, 2);
     return run_ranks(n, 1, [n](int rank, const std::vector<ncclUniqueId>& ids) { return simulate(rank, ids, n); });
+  }
+  if (mode == "init_fail" && argc > 4) {
+    int n = arg(2, 3), failing = arg(3, 1);
+    const char* error = argv[4];
+    return run_ranks(n, 1, [=](int rank, const std::vector<ncclUniqueId>& ids) {
+      return init_fail(rank, ids, n, failing, error);
+    });
   }
   if (mode == "bcast") {
     int n = arg(2, 2);

@@ -8,6 +8,9 @@
 //   classify_dead        a member died or exited while inside #k
 //   classify_error       #k returned an NCCL error on some members
 //   classify_stall       everything agrees and nobody completes it: transport or GPU
+// and, across the whole job rather than per collective:
+//   classify_init_failure  communicator init returned an error on some ranks (no GPU, old
+//                          driver, no network): nothing else NCCL did matters then
 // resolve_findings (verdict.cpp) then links findings across communicators and picks the cause.
 #pragma once
 
@@ -37,6 +40,7 @@ std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_divergence(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at);
+std::optional<Finding> classify_init_failure(const Analysis& a);
 
 // Links findings across communicators (a rank missing here because it waits there), decides
 // the kinds that depend on where culprits are, and returns the index of the root cause.

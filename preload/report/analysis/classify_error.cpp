@@ -2,23 +2,13 @@
 // error was recorded): they will not complete it, the others wait.
 #include <map>
 
-#include <fmt/format.h>
-
 #include "report/analysis/classify.h"
 
 namespace hangshim::report {
 
 namespace {
 
-bool failed(int32_t result) { return result != -1 && result != 0 && result != 7; }  // 7: ncclInProgress
-
-std::string result_name(int32_t result) {
-  static const char* const names[] = {"ncclSuccess",      "ncclUnhandledCudaError", "ncclSystemError",
-                                      "ncclInternalError", "ncclInvalidArgument",   "ncclInvalidUsage",
-                                      "ncclRemoteError",   "ncclInProgress"};
-  if (result >= 0 && result < 8) return names[result];
-  return fmt::format("ncclResult {}", result);
-}
+bool failed(int32_t result) { return ledger::is_failure(result); }
 
 }  // namespace
 
@@ -43,7 +33,7 @@ std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at) {
   f.attribute = "result";
   std::vector<size_t> culprits;
   for (const auto& [code, views] : by_error) {
-    f.values.push_back({result_name(code), ranks_of(a, views)});
+    f.values.push_back({ledger::result_name(code), ranks_of(a, views)});
     culprits.insert(culprits.end(), views.begin(), views.end());
   }
   f.culprits = ranks_of(a, culprits);

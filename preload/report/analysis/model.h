@@ -32,6 +32,7 @@ enum class Kind {
   NcclError,          // collective #k returned an error
   MissingLedgers,     // ranks of the communicator have no ledger here; they may be the cause
   InitHang,           // ranks wait in ncclCommInit*/Split for members that never joined
+  InitFailed,         // communicator init (ncclCommInitRank*, InitAll, Split, Shrink) returned an error
 };
 const char* kind_name(Kind kind);  // "missing_rank", ...
 
@@ -111,6 +112,17 @@ struct ValueGroup {
   std::vector<int> ranks;
 };
 
+// Ranks whose communicator init failed the same way (InitFailed): the call, NCCL's error and its
+// own words about it (ncclGetLastError, as the shim recorded them).
+struct InitFailure {
+  std::vector<int> ranks;
+  int comm = -1;          // the communicator they were making, -1 when unknown (ncclCommInitAll)
+  std::string call;       // "ncclCommInitRank" (also ncclCommInitRankConfig), "ncclCommSplit", ...
+  int32_t result = 0;     // ncclResult_t
+  std::string error;      // "ncclUnhandledCudaError"
+  std::string text;       // ncclGetLastError's text, "" when none was recorded
+};
+
 struct Finding {
   Kind kind = Kind::Healthy;
   int comm = -1;
@@ -126,6 +138,7 @@ struct Finding {
   int blocked_by = -1;            // the finding that holds this one's culprits (they wait there)
   bool root_cause = true;
   bool shown = true;              // selected by --rank / --comm (the verdict's is always shown)
+  std::vector<InitFailure> failures;  // InitFailed: one group per (call, error, text)
 };
 
 // Ranks with the same live main-thread stack.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis/rank_ranges.h"
+#include "report/wording/init_failure_words.h"
 
 namespace hangshim::report {
 
@@ -28,6 +29,7 @@ const char* kind_name(Kind kind) {
     case Kind::NcclError: return "nccl_error";
     case Kind::MissingLedgers: return "missing_ledgers";
     case Kind::InitHang: return "init_hang";
+    case Kind::InitFailed: return "init_failed";
   }
   return "unknown";
 }
@@ -301,12 +303,14 @@ std::string verdict_line(const Diagnosis& d) {
                          who, comm, waiting, verb(f.waiting, "waits", "wait"), f.op, where,
                          c.absent.size() == 1 ? "it has" : "they have");
     }
+    case Kind::InitFailed: return init_failed_verdict(d, f);
     case Kind::Healthy: break;
   }
   return healthy_line(d);
 }
 
 std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {
+  if (f.kind == Kind::InitFailed) return init_failed_lines(d, f);
   std::vector<std::string> out;
   out.push_back(fmt::format("{} on comm {}, {}: culprit(s) {}, waiting {}", kind_name(f.kind), comm_label(d, f.comm),
                             f.seq != 0 ? fmt::format("collective #{} ({})", f.seq, f.op.empty() ? "?" : f.op) : f.op,
@@ -420,6 +424,7 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
       out.push_back("collect the ledgers of every node: `hangshim export` on each (scripts/hang-dump-slurm or "
                     "scripts/hang-dump-pdsh), then `hangshim report DIR`");
       break;
+    case Kind::InitFailed: out = init_failed_hints(d.findings[static_cast<size_t>(d.primary)]); break;
     case Kind::Healthy:
       if (d.ledgers > 0) out.push_back("no collective is pending: if the job is stuck, the stacks show where");
       break;

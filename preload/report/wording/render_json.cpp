@@ -78,6 +78,18 @@ void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   j.end_array();
   j.field("reason", f.reason);
   if (f.others_ran != 0) j.field("others_ran", f.others_ran);
+  if (!f.failures.empty()) {
+    // init_failed: per group of ranks, the call, NCCL's error (name and code) and its own text.
+    j.key("failures").begin_array();
+    for (const auto& failure : f.failures) {
+      j.begin_object();
+      write_ranks(j, "ranks", failure.ranks);
+      write_comm_ref(j, d, failure.comm);
+      j.field("call", failure.call).field("result", failure.error).field("result_code", failure.result);
+      j.field("last_error", failure.text).end_object();
+    }
+    j.end_array();
+  }
   j.key("lines").begin_array();
   for (const auto& line : finding_lines(d, f)) j.value(line);
   j.end_array();

@@ -201,6 +201,14 @@ void Recorder::async_status(void* comm, int async_error) noexcept {
   }
 }
 
+bool Recorder::wants_error_text() const noexcept {
+  return load_acquire(writer_->header().error_state) == static_cast<uint32_t>(ErrorState::None);
+}
+
+void Recorder::note_failure(const CallToken& t, int result, const char* text) noexcept {
+  writer_->set_first_error(t.index, result, t.op, text);
+}
+
 void Recorder::nccl_version(int version) noexcept { store_relaxed(writer_->header().nccl_version, version); }
 
 }  // namespace hangshim::shim

@@ -98,6 +98,10 @@ class Recorder {
   // ncclCommGetAsyncError's answer: nonblocking communicators become active, errors are kept.
   void async_status(void* comm, int async_error) noexcept;
   void nccl_version(int version) noexcept;
+  // A call returned an error (the failure path only): whether the ledger still wants the text
+  // (only the process's first failure is kept, so later ones skip asking NCCL), and keeping it.
+  bool wants_error_text() const noexcept;
+  void note_failure(const CallToken& token, int result, const char* text) noexcept;
 
   // --- watchdog and process life ---------------------------------------------------------
   ledger::Writer& writer() noexcept { return *writer_; }

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <numeric>
+#include <string_view>
 #include <vector>
 
 using namespace fakenccl;
@@ -35,12 +37,35 @@ bool nonblocking(const ncclConfig_t* config) {
   return config != nullptr && config->size >= kNeeded && config->blocking == 0;
 }
 
+// HANGSHIM_FAKE_INIT_ERROR=<ncclResult name> (test use): every communicator init in this
+// process fails at once, before joining anyone, as the real NCCL does on a machine without a
+// usable GPU (ncclUnhandledCudaError) or network (ncclSystemError), with a text of the kind the
+// real ncclGetLastError gives. The other ranks then wait for this one, as with the real library.
+ncclResult_t injected_init_error(const char* api) {
+  const char* raw = std::getenv("HANGSHIM_FAKE_INIT_ERROR");
+  if (raw == nullptr || *raw == '\0') return ncclSuccess;
+  const std::string_view want = raw;
+  if (want == "ncclUnhandledCudaError") {
+    // NCCL 2.28.9's own words on a machine whose driver is older than its CUDA runtime.
+    return fail(ncclUnhandledCudaError, "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'");
+  }
+  if (want == "ncclSystemError") {
+    return fail(ncclSystemError, "fakenccl: {}: socket connect to the root failed: Connection refused", api);
+  }
+  if (want == "ncclInternalError") return fail(ncclInternalError, "fakenccl: {}: internal error (injected)", api);
+  if (want == "ncclInvalidUsage") return fail(ncclInvalidUsage, "fakenccl: {}: invalid usage (injected)", api);
+  if (want == "ncclRemoteError") return fail(ncclRemoteError, "fakenccl: {}: a remote rank failed (injected)", api);
+  return fail(ncclInvalidArgument, "fakenccl: HANGSHIM_FAKE_INIT_ERROR={} is not one of ncclUnhandledCudaError, "
+              "ncclSystemError, ncclInternalError, ncclInvalidUsage, ncclRemoteError", raw);
+}
+
 // Creates the communicator object and joins its segment. With `wait`, returns only when every
 // rank joined (ncclCommInitRank blocks like that); inside a group the wait happens at GroupEnd.
 ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int rank, int device,
                        bool wait, const char* api, bool blocking = true) {
   if (out == nullptr) return fail(ncclInvalidArgument, "fakenccl: {}: comm pointer is NULL", api);
   *out = nullptr;
+  if (ncclResult_t r = injected_init_error(api); r != ncclSuccess) return r;
   if (nranks < 1 || nranks > kMaxRanks) {
     return fail(ncclInvalidArgument, "fakenccl: {}: nranks {} is outside 1..{} (the stand-in's limit)",
                 api, nranks, kMaxRanks);
