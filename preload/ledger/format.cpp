@@ -123,6 +123,9 @@ const char* nccl_function_name(uint8_t op) noexcept {
     case Op::CommFinalize: return "ncclCommFinalize";
     case Op::CommDestroy: return "ncclCommDestroy";
     case Op::CommAbort: return "ncclCommAbort";
+    case Op::WindowRegister: return "ncclCommWindowRegister";
+    case Op::WindowDeregister: return "ncclCommWindowDeregister";
+    case Op::CommRevoke: return "ncclCommRevoke";
   }
   return "?";
 }
