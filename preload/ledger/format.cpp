@@ -4,33 +4,44 @@
 
 namespace hangshim::ledger {
 
-const char* op_name(uint8_t op) noexcept {
-  switch (static_cast<Op>(op)) {
-    case Op::None: return "none";
-    case Op::AllReduce: return "all_reduce";
-    case Op::Broadcast: return "broadcast";
-    case Op::Reduce: return "reduce";
-    case Op::AllGather: return "all_gather";
-    case Op::ReduceScatter: return "reduce_scatter";
-    case Op::AlltoAll: return "all_to_all";
-    case Op::Gather: return "gather";
-    case Op::Scatter: return "scatter";
-    case Op::Send: return "send";
-    case Op::Recv: return "recv";
-    case Op::CommInitRank: return "comm_init_rank";
-    case Op::CommInitAll: return "comm_init_all";
-    case Op::CommInitRankScalable: return "comm_init_rank_scalable";
-    case Op::CommSplit: return "comm_split";
-    case Op::CommShrink: return "comm_shrink";
-    case Op::CommFinalize: return "comm_finalize";
-    case Op::CommDestroy: return "comm_destroy";
-    case Op::CommAbort: return "comm_abort";
-    case Op::WindowRegister: return "window_register";
-    case Op::WindowDeregister: return "window_deregister";
-    case Op::CommRevoke: return "comm_revoke";
-  }
-  return "unknown";
-}
+namespace {
+
+// Each op's name in ledgers and reports, and the NCCL function it records, indexed by Op: one
+// table, so a new op cannot get one name and miss the other.
+struct OpNames {
+  const char* name;
+  const char* nccl_function;
+};
+constexpr OpNames kOpNames[] = {
+    {"none", "?"},
+    {"all_reduce", "ncclAllReduce"},
+    {"broadcast", "ncclBroadcast"},
+    {"reduce", "ncclReduce"},
+    {"all_gather", "ncclAllGather"},
+    {"reduce_scatter", "ncclReduceScatter"},
+    {"all_to_all", "ncclAlltoAll"},
+    {"gather", "ncclGather"},
+    {"scatter", "ncclScatter"},
+    {"send", "ncclSend"},
+    {"recv", "ncclRecv"},
+    {"comm_init_rank", "ncclCommInitRank"},
+    {"comm_init_all", "ncclCommInitAll"},
+    {"comm_init_rank_scalable", "ncclCommInitRankScalable"},
+    {"comm_split", "ncclCommSplit"},
+    {"comm_shrink", "ncclCommShrink"},
+    {"comm_finalize", "ncclCommFinalize"},
+    {"comm_destroy", "ncclCommDestroy"},
+    {"comm_abort", "ncclCommAbort"},
+    {"window_register", "ncclCommWindowRegister"},
+    {"window_deregister", "ncclCommWindowDeregister"},
+    {"comm_revoke", "ncclCommRevoke"},
+};
+static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount, "one entry per Op, in Op's order");
+static_assert(static_cast<int>(Op::CommRevoke) == kOpCount - 1, "the last Op is the table's last entry");
+
+}  // namespace
+
+const char* op_name(uint8_t op) noexcept { return op < kOpCount ? kOpNames[op].name : "unknown"; }
 
 const char* dtype_name(uint8_t dtype) noexcept {
   static const char* const names[] = {"int8",    "uint8",   "int32",    "uint32",     "int64",     "uint64",
@@ -102,32 +113,6 @@ std::string result_name(int32_t result) {
   return fmt::format("ncclResult {}", result);
 }
 
-const char* nccl_function_name(uint8_t op) noexcept {
-  switch (static_cast<Op>(op)) {
-    case Op::None: return "?";
-    case Op::AllReduce: return "ncclAllReduce";
-    case Op::Broadcast: return "ncclBroadcast";
-    case Op::Reduce: return "ncclReduce";
-    case Op::AllGather: return "ncclAllGather";
-    case Op::ReduceScatter: return "ncclReduceScatter";
-    case Op::AlltoAll: return "ncclAlltoAll";
-    case Op::Gather: return "ncclGather";
-    case Op::Scatter: return "ncclScatter";
-    case Op::Send: return "ncclSend";
-    case Op::Recv: return "ncclRecv";
-    case Op::CommInitRank: return "ncclCommInitRank";
-    case Op::CommInitAll: return "ncclCommInitAll";
-    case Op::CommInitRankScalable: return "ncclCommInitRankScalable";
-    case Op::CommSplit: return "ncclCommSplit";
-    case Op::CommShrink: return "ncclCommShrink";
-    case Op::CommFinalize: return "ncclCommFinalize";
-    case Op::CommDestroy: return "ncclCommDestroy";
-    case Op::CommAbort: return "ncclCommAbort";
-    case Op::WindowRegister: return "ncclCommWindowRegister";
-    case Op::WindowDeregister: return "ncclCommWindowDeregister";
-    case Op::CommRevoke: return "ncclCommRevoke";
-  }
-  return "?";
-}
+const char* nccl_function_name(uint8_t op) noexcept { return op < kOpCount ? kOpNames[op].nccl_function : "?"; }
 
 }  // namespace hangshim::ledger
