@@ -34,7 +34,8 @@ struct GroupState {
 // Initial-exec TLS: no __tls_get_addr call on the hot path (the shim is preloaded).
 __attribute__((tls_model("initial-exec"))) thread_local GroupState t_group;
 
-bool failed(int result) { return result != 0 && result != 7; }  // 7: ncclInProgress (nonblocking)
+// ncclInProgress (nonblocking) is not a failure: the ledger's rule (format.h).
+bool failed(int result) { return is_failure(result); }
 
 }  // namespace
 

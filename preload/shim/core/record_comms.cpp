@@ -10,7 +10,8 @@ using namespace hangshim::ledger;
 
 namespace {
 constexpr uint8_t kMaxDetailAttempts = 8;
-bool failed(int result) { return result != 0 && result != 7; }  // 7: ncclInProgress
+// ncclInProgress (nonblocking) is not a failure: the ledger's rule (format.h).
+bool failed(int result) { return is_failure(result); }
 }  // namespace
 
 uint32_t Recorder::comm_id(void* comm) noexcept {
