@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "shim/core/clock.h"
+#include "shim/core/clock_line.h"
 
 using namespace hangshim::shim;
 
@@ -22,4 +24,80 @@ TEST_CASE("shim clock: now_ns stays within a millisecond of the wall clock") {
     usleep(20000);
   }
   MESSAGE("the clock reads the " << (clock_uses_tsc() ? "TSC" : "vDSO"));
+}
+
+// --- the line's rule (clock_line.h), driven by a simulated TSC and wall clock -------------
+
+namespace {
+
+// A TSC at 2.5 GHz and a wall clock read with some noise (the spread of read_pair's pairs),
+// calibrated every 20 ms as the watchdog does.
+struct SimulatedClock {
+  uint64_t tsc = 1000000000;
+  uint64_t wall = 1700000000000000000ull;
+  ClockLine line;
+  uint64_t start_tsc = 0;
+  uint64_t start_ns = 0;
+  int step = 0;
+
+  int64_t noise() { return ((step * 7919) % 601) - 300; }  // within +-300 ns, deterministic
+  // Advances both clocks by `ns` and calibrates; returns the line's reading just before and
+  // just after the new line is published, at the same TSC.
+  std::pair<uint64_t, uint64_t> calibrate_after(uint64_t ns, int64_t wall_step = 0) {
+    tsc += ns * 5 / 2;
+    wall = static_cast<uint64_t>(static_cast<int64_t>(wall + ns) + wall_step);
+    ++step;
+    uint64_t measured_ns = static_cast<uint64_t>(static_cast<int64_t>(wall) + noise());
+    uint64_t before = line.scale != 0 ? line_ns(line, tsc) : 0;
+    if (start_tsc != 0) line = next_clock_line(line, start_tsc, start_ns, tsc, measured_ns);
+    start_tsc = tsc;
+    start_ns = measured_ns;
+    return {before, line_ns(line, tsc)};
+  }
+};
+
+uint64_t distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+}  // namespace
+
+TEST_CASE("shim clock: a new calibration never steps the line back and it keeps to the wall clock") {
+  SimulatedClock c;
+  c.calibrate_after(0);
+  c.calibrate_after(20000000);
+  for (int i = 0; i < 2000; ++i) {
+    auto [before, after] = c.calibrate_after(20000000 + static_cast<uint64_t>(i % 5) * 1000000);
+    CHECK(after == before);  // continuous at the new base
+    CHECK(distance(after, c.wall) < 2000);
+    // Within the interval the line rises.
+    CHECK(line_ns(c.line, c.tsc + 1000) > after);
+  }
+}
+
+TEST_CASE("shim clock: a small wall-clock step back is slewed, never stepped") {
+  SimulatedClock c;
+  c.calibrate_after(0);
+  for (int i = 0; i < 10; ++i) c.calibrate_after(20000000);
+  auto [before, after] = c.calibrate_after(20000000, -500000);  // NTP steps the clock back 0.5 ms
+  CHECK(after == before);
+  CHECK(distance(after, c.wall) > 400000);  // not followed at once
+  auto [b, a] = c.calibrate_after(20000000);
+  CHECK(a == b);
+  CHECK(a > after);
+  CHECK(distance(a, c.wall) < 2000);  // caught up over one interval, not overshooting
+  for (int i = 0; i < 5; ++i) {
+    auto [b2, a2] = c.calibrate_after(20000000);
+    CHECK(a2 == b2);
+    CHECK(distance(a2, c.wall) < 2000);
+  }
+}
+
+TEST_CASE("shim clock: a wall clock set by more than a millisecond is followed at once") {
+  SimulatedClock c;
+  c.calibrate_after(0);
+  for (int i = 0; i < 3; ++i) c.calibrate_after(20000000);
+  auto [before, after] = c.calibrate_after(20000000, -10000000000ll);  // set back 10 s
+  CHECK(before > after);
+  CHECK(distance(after, c.wall) < 1000);
+  auto forward = c.calibrate_after(20000000, 3600000000000ll);  // forward an hour
+  CHECK(distance(forward.second, c.wall) < 1000);
 }

@@ -1,5 +1,7 @@
 #include "shim/core/clock.h"
 
+#include "shim/core/clock_line.h"
+
 #include <time.h>
 
 #include <atomic>
@@ -21,9 +23,6 @@ namespace hangshim::shim {
 
 namespace {
 
-__extension__ typedef __int128 int128;
-__extension__ typedef unsigned __int128 uint128;
-
 // Published by calibrate_clock() under a sequence number (odd while being changed).
 std::atomic<uint64_t> g_sequence{0};
 std::atomic<uint64_t> g_base_tsc{0};
@@ -35,6 +34,7 @@ std::atomic<bool> g_use_tsc{false};
 int g_supported = -1;  // -1 not checked, 0 no, 1 yes
 uint64_t g_start_tsc = 0;
 uint64_t g_start_ns = 0;
+ClockLine g_line;  // the published line, as the calibrating thread last set it
 
 constexpr uint64_t kMinInterval = 20000000;  // 20 ms between the two points of a measurement
 
@@ -102,10 +102,7 @@ uint64_t now_ns() noexcept {
       uint64_t scale = g_scale.load(std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_acquire);
       if ((sequence & 1) != 0 || g_sequence.load(std::memory_order_relaxed) != sequence) continue;
-      // Signed: another CPU's TSC may read a hair behind the base.
-      int64_t ticks = static_cast<int64_t>(read_tsc() - base_tsc);
-      int128 delta = static_cast<int128>(ticks) * static_cast<int128>(scale);
-      return base_ns + static_cast<uint64_t>(static_cast<int64_t>(delta >> 32));
+      return line_ns(ClockLine{base_tsc, base_ns, scale}, read_tsc());
     }
   }
 #endif
@@ -127,15 +124,18 @@ void calibrate_clock() noexcept {
     return;
   }
   if (ns - g_start_ns < kMinInterval) return;
-  uint64_t scale = static_cast<uint64_t>((static_cast<uint128>(ns - g_start_ns) << 32) / (tsc - g_start_tsc));
+  // Continuous with the line now_ns() reads, so it never steps back (clock_line.h).
+  ClockLine line = next_clock_line(g_line, g_start_tsc, g_start_ns, tsc, ns);
+  if (line.scale == 0) return;
   uint64_t sequence = g_sequence.load(std::memory_order_relaxed);
   g_sequence.store(sequence + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  g_base_tsc.store(tsc, std::memory_order_relaxed);
-  g_base_ns.store(ns, std::memory_order_relaxed);
-  g_scale.store(scale, std::memory_order_relaxed);
+  g_base_tsc.store(line.base_tsc, std::memory_order_relaxed);
+  g_base_ns.store(line.base_ns, std::memory_order_relaxed);
+  g_scale.store(line.scale, std::memory_order_relaxed);
   g_sequence.store(sequence + 2, std::memory_order_release);
   g_use_tsc.store(true, std::memory_order_relaxed);
+  g_line = line;
   g_start_tsc = tsc;
   g_start_ns = ns;
 #endif
