@@ -321,10 +321,12 @@ class Parser {
         continue;
       }
       if (entry.index != index) {
-        // Larger: the writer wrapped past it while we read. 0, or the slot's previous record
-        // (index - capacity): claimed by a writer (the head moved) that has not taken the slot's
-        // stamp yet, so the slot still holds what was there. Anything else is damage.
-        bool previous_of_this_slot = index > ring_capacity_ && entry.index == index - ring_capacity_;
+        // Larger: the writer wrapped past it while we read. 0, or an earlier record of this
+        // slot (index - k * capacity): claimed by a writer (the head moved) that has not taken
+        // the slot's stamp yet, so the slot still holds what was there; k > 1 when the writers
+        // of several laps were preempted between claiming and writing (seen with 6 threads on
+        // 2 cores). Anything else is damage.
+        bool previous_of_this_slot = entry.index < index && ((index - entry.index) & (ring_capacity_ - 1)) == 0;
         if (entry.index > index) {
           ++overwritten;
         } else if (entry.index == 0 || previous_of_this_slot) {

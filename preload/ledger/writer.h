@@ -93,6 +93,12 @@ class Writer {
     uint64_t index = fetch_add_relaxed(header_->ring_head, uint64_t{1}) + 1;
     RingEntry& e = slot(index);
     uint64_t locked = stamp_lock(e.stamp);
+    if (load_relaxed(e.index) > index) {
+      // Preempted for a whole lap of the ring between claiming and writing: a newer record is
+      // already here, and it stays (this one's return and completion find it gone).
+      stamp_unlock(e.stamp, locked);
+      return index;
+    }
     store_relaxed(e.index, index);
     store_relaxed(e.seq, start.seq);
     store_relaxed(e.count, start.count);
@@ -117,16 +123,19 @@ class Writer {
   }
 
   // The call returned. `completed_ns` != 0 also marks it complete (no event to wait for).
-  // A record already overwritten by a newer one (the ring wrapped) is left alone.
+  // A record already overwritten by a newer one (the ring wrapped) is left alone. Times never
+  // go before the issue time: a thread that moved to another CPU between the two reads may
+  // see a TSC a few ns behind.
   void record_returned(uint64_t index, uint64_t returned_ns, int32_t result, uint16_t add_flags,
                        uint64_t completed_ns) noexcept {
     RingEntry& e = slot(index);
     uint64_t locked = stamp_lock(e.stamp);
     if (load_relaxed(e.index) == index) {
-      store_relaxed(e.returned_ns, returned_ns);
+      uint64_t issued_ns = load_relaxed(e.issued_ns);
+      store_relaxed(e.returned_ns, returned_ns < issued_ns ? issued_ns : returned_ns);
       store_relaxed(e.result, result);
       store_relaxed(e.flags, static_cast<uint16_t>(load_relaxed(e.flags) | add_flags));
-      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns);
+      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns < issued_ns ? issued_ns : completed_ns);
     }
     stamp_unlock(e.stamp, locked);
   }
@@ -136,7 +145,8 @@ class Writer {
     RingEntry& e = slot(index);
     uint64_t locked = stamp_lock(e.stamp);
     if (load_relaxed(e.index) == index) {
-      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns);
+      uint64_t issued_ns = load_relaxed(e.issued_ns);
+      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns < issued_ns ? issued_ns : completed_ns);
       if (add_flags != 0) store_relaxed(e.flags, static_cast<uint16_t>(load_relaxed(e.flags) | add_flags));
     }
     stamp_unlock(e.stamp, locked);

@@ -133,6 +133,56 @@ TEST_CASE("ledger: the ring keeps the newest records in order after wrapping") {
   CHECK(again->records[15].completed_ns == 102);
 }
 
+TEST_CASE("ledger: a writer preempted for a whole lap of the ring leaves the newer record in place") {
+  TempDir dir;
+  auto w = ledger_test::make_writer(dir.file("lap.ledger"), {.ring_capacity = 16});
+  REQUIRE(w);
+  RecordStart s;
+  s.op = Op::AllReduce;
+  for (uint64_t i = 1; i <= 19; ++i) {
+    s.seq = i;
+    w->record_returned(w->begin_record(s), 10, 0, 0, 20);
+  }
+  // The thread that claimed record 3 (the slot record 19 now holds) writes only now.
+  w->header().ring_head = 2;
+  s.seq = 1000;
+  uint64_t late = w->begin_record(s);
+  CHECK(late == 3);
+  w->record_returned(late, 30, 0, 0, 40);
+  w->header().ring_head = 19;
+  auto read = read_ledger_file(w->path());
+  REQUIRE(read.ok());
+  REQUIRE(read->records.size() == 16);
+  CHECK(read->records.back().index == 19);
+  CHECK(read->records.back().seq == 19);
+  CHECK(read->records.back().completed_ns == 20);
+}
+
+TEST_CASE("ledger: a record never returns or completes before it was issued") {
+  // The hot path's clock is the TSC; a thread that moves to another CPU between issuing and
+  // returning may read one a few ns behind. The writer keeps the record's times in order.
+  TempDir dir;
+  auto w = ledger_test::make_writer(dir.file("order.ledger"));
+  REQUIRE(w);
+  RecordStart s;
+  s.op = Op::AllReduce;
+  s.seq = 1;
+  s.issued_ns = 5000;
+  uint64_t returned = w->begin_record(s);
+  w->record_returned(returned, 4990, 0, 0, 4980);
+  s.seq = 2;
+  uint64_t completed = w->begin_record(s);
+  w->record_returned(completed, 5100, 0, 0, 0);
+  w->record_completed(completed, 4999);
+  auto read = read_ledger_file(w->path());
+  REQUIRE(read.ok());
+  REQUIRE(read->records.size() == 2);
+  CHECK(read->records[0].returned_ns == 5000);
+  CHECK(read->records[0].completed_ns == 5000);
+  CHECK(read->records[1].returned_ns == 5100);
+  CHECK(read->records[1].completed_ns == 5000);
+}
+
 TEST_CASE("ledger: files are private and never written through a planted link") {
   TempDir dir;
   std::string victim = dir.file("victim");

@@ -29,6 +29,10 @@ TEST_CASE("shim recorder: concurrent threads, watchdog and reader") {
   static int handles[kThreads];  // made-up communicators: registered on first sight
   std::atomic<bool> stop{false};
   std::atomic<int> bad_snapshots{0};
+  std::string first_bad;  // what the first bad snapshot showed (written by the reader only)
+  auto bad = [&](std::string what) {
+    if (bad_snapshots.fetch_add(1) == 0) first_bad = std::move(what);
+  };
   std::string path = recorder->writer().path();
   std::thread reader([&] {
     while (!stop.load()) {
@@ -37,16 +41,19 @@ TEST_CASE("shim recorder: concurrent threads, watchdog and reader") {
       // the threads wrote.
       auto snapshot = ledger::read_ledger_file(path);
       if (!snapshot) {
-        bad_snapshots.fetch_add(1);
+        bad("error: " + snapshot.error().message);
         continue;
       }
       for (const auto& w : snapshot->warnings) {
-        if (w.find("corrupt") != std::string::npos) bad_snapshots.fetch_add(1);
+        if (w.find("corrupt") != std::string::npos) bad("warning: " + w);
       }
       for (const auto& r : snapshot->records) {
         bool collective = r.op == static_cast<uint8_t>(ledger::Op::AllReduce) && r.red_op == 0;
         bool send = r.op == static_cast<uint8_t>(ledger::Op::Send) && r.peer == 1;
-        if (r.count != 4 || r.dtype != 7 || !(collective || send)) bad_snapshots.fetch_add(1);
+        if (r.count != 4 || r.dtype != 7 || !(collective || send)) {
+          bad("record " + std::to_string(r.index) + ": op " + std::to_string(r.op) + " count " +
+              std::to_string(r.count) + " dtype " + std::to_string(r.dtype));
+        }
       }
     }
   });
@@ -78,6 +85,7 @@ TEST_CASE("shim recorder: concurrent threads, watchdog and reader") {
   for (auto& t : threads) t.join();
   stop = true;
   reader.join();
+  INFO("first bad snapshot: ", first_bad);
   CHECK(bad_snapshots.load() == 0);
 
   auto ledger = ledger::read_ledger_file(path);
