@@ -102,7 +102,7 @@ TEST_CASE("cli app: colour only on a terminal and never with NO_COLOR") {
   CHECK_FALSE(render(Terminal{true, true}));
 }
 
-TEST_CASE("cli app: --lock reaches the reader; default never locks") {
+TEST_CASE("cli app: --lock reaches the reader, default never locks") {
   std::vector<bool> seen;
   std::mutex mutex;
   auto recording = [&](int64_t pid, const ReadOptions& options) {
@@ -176,7 +176,7 @@ TEST_CASE("cli parallel reads: several at once, bounded, results in order, excep
   CHECK(peak.load() <= 6);
 }
 
-TEST_CASE("cli app: core files and PIDs mix; core options reach the core reader") {
+TEST_CASE("cli app: core files and PIDs mix, core options reach the core reader") {
   const std::string core = std::string(HANGSHIM_BINARY_DIR) + "/CMakeCache.txt";  // any existing file
   std::vector<std::string> seen_search;
   std::string seen_exe;

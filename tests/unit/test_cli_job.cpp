@@ -77,7 +77,7 @@ TEST_CASE("cli job: a launcher that does not exist is one error line, exit 1") {
   CHECK(output.err.rfind("pyframes: --children 4000: no process 4000", 0) == 0);
 }
 
-TEST_CASE("cli job: --pgrep matches are read; a match that cannot be read is an error") {
+TEST_CASE("cli job: --pgrep matches are read, a match that cannot be read is an error") {
   Output output;
   CHECK(run({"--pgrep", "train", "--json"}, output) == kExitTargetProblem);
   CHECK(count_lines(output.err) == 1);
@@ -159,7 +159,7 @@ TEST_CASE("cli job: --merge-json merges saved documents, several per file") {
   CHECK(doc["merged"]["members"][0]["source"].str() == "node0.json");
 }
 
-TEST_CASE("cli job: --merge-json: a missing or damaged file is one error line each; the rest still merge") {
+TEST_CASE("cli job: --merge-json: a missing or damaged file is one error line each, the rest still merge") {
   Output good;
   REQUIRE(run({"--json", "101", "102"}, good) == kExitOk);
   const Sources sources = job_sources({{"good.json", good.out}, {"bad.json", "{\"processes\": [{\"pid\": 1}]}"},

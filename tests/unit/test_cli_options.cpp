@@ -24,7 +24,7 @@ TEST_CASE("cli options: defaults are text output and no locking") {
   CHECK_FALSE(parsed->lock);
 }
 
-TEST_CASE("cli options: --help and --version need no PID; --help wins") {
+TEST_CASE("cli options: --help and --version need no PID, --help wins") {
   CHECK(parse_options({"--help"})->action == Action::Help);
   CHECK(parse_options({"-h", "not-a-pid"})->action == Action::Help);
   CHECK(parse_options({"--version"})->action == Action::Version);

@@ -76,7 +76,7 @@ TEST_CASE("merged text: target-controlled names cannot inject terminal escapes")
   CHECK(text.find('\x07') == std::string::npos);
 }
 
-TEST_CASE("merged JSON: members, tree and labels; processes only when asked") {
+TEST_CASE("merged JSON: members, tree and labels, processes only when asked") {
   const auto processes = job(8, 3);
   const MergedStacks merged = merge_stacks(processes);
   const auto doc = mini_json::parse(render_merged_json(processes, merged, {}, true));

@@ -119,7 +119,7 @@ TEST_CASE("merge: threads without frames form a root of their own") {
   CHECK(stacks[1].innermost() == nullptr);
 }
 
-TEST_CASE("merge: the main thread by default, every thread with all_threads; idle threads hidden on request") {
+TEST_CASE("merge: the main thread by default, every thread with all_threads, idle threads hidden on request") {
   Process process = samples::two_thread_process(4242);  // main thread holds the GIL, loader idle
   process.rank = "3";
   Process other = samples::two_thread_process(4343);
@@ -159,7 +159,7 @@ TEST_CASE("merge: the main thread is the one whose id is the pid, wherever it is
   CHECK(main_thread_index(Process{}) == static_cast<size_t>(-1));
 }
 
-TEST_CASE("merge: locals are grouped by value; addresses alone do not split ranks") {
+TEST_CASE("merge: locals are grouped by value, addresses alone do not split ranks") {
   std::vector<Process> processes;
   for (int rank = 0; rank < 4; ++rank) {
     Process process = rank_process(rank, 18);

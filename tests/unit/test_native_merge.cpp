@@ -130,7 +130,7 @@ TEST_CASE("native merge: a Python thread without Python frames gets its whole na
         std::vector<std::string>{"C:epoll_wait", "C:start_thread", "C:clone3"});
 }
 
-TEST_CASE("native merge: threads without Python state only with all_threads; missing stacks are noted") {
+TEST_CASE("native merge: threads without Python state only with all_threads, missing stacks are noted") {
   for (bool all : {false, true}) {
     Process process;
     process.threads.push_back(python_thread(1, {python("main", true)}));

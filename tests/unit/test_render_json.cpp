@@ -143,7 +143,7 @@ TEST_CASE("render_json: an unmerged native stack comes with its note") {
   CHECK(thread["frames"].array().size() == process.threads[1].frames.size());  // the Python frames, as read
 }
 
-TEST_CASE("render_json: a process without truncation or warnings has neither key; failures are listed") {
+TEST_CASE("render_json: a process without truncation or warnings has neither key, failures are listed") {
   const Process process = samples::two_thread_process(7);
   const FailedTarget failure{99, "process 99", make_error(ErrorKind::PermissionDenied, "cannot attach")};
   const auto doc = mini_json::parse(render_json({process}, {failure}, JsonOptions{true}));

@@ -149,7 +149,7 @@ TEST_CASE("SourceCache: reads at most max_file_bytes of a file") {
   CHECK_FALSE(cache.line(file, 3).has_value());
 }
 
-TEST_CASE("render_text: truncated and empty threads say so; native frames are marked") {
+TEST_CASE("render_text: truncated and empty threads say so, native frames are marked") {
   Process process = samples::two_thread_process(12);
   process.threads[0].truncated = true;
   process.threads[0].truncation_reason = "frame chain loops back";
@@ -163,7 +163,7 @@ TEST_CASE("render_text: truncated and empty threads say so; native frames are ma
   CHECK(text.find(fmt::format("    [native] libc.so.6+{:#x}\n", native.offset)) != std::string::npos);
 }
 
-TEST_CASE("render_text: native frames name their function and module; an unmerged stack follows its note") {
+TEST_CASE("render_text: native frames name their function and module, an unmerged stack follows its note") {
   Process process = samples::two_thread_process(12);
   const Frame native =
       samples::native_frame("pthread_cond_wait", "/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000abcd, 0x8abcd);

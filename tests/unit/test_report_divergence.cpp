@@ -46,7 +46,7 @@ TEST_CASE("report: a barrier some ranks never entered") {
   CHECK(verdict_line(d).find("rank 0 never entered barrier #3") != std::string::npos);
 }
 
-TEST_CASE("report: an extra collective on one rank; on a tie the line the others passed by is the extra one") {
+TEST_CASE("report: an extra collective on one rank, on a tie the line the others passed by is the extra one") {
   for (int world : {2, 4}) {
     Job job(world);
     for (int r = 0; r < world; ++r) {

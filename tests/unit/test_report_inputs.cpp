@@ -48,7 +48,7 @@ Inputs load(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("report inputs: each damaged file is one error naming it; the good ledgers are still read") {
+TEST_CASE("report inputs: each damaged file is one error naming it, the good ledgers are still read") {
   Job job(2);
   for (int r = 0; r < 2; ++r) steps(job[r], 0, r == 0 ? 3 : 2, r == 0);
   job.write();

@@ -105,7 +105,7 @@ TEST_CASE("thread state: without the kernel (core files) the frames tell idle th
   CHECK(in_known_wait(native_first));
 }
 
-TEST_CASE("thread state: stopped threads fall back to the frames; zombies are unknown") {
+TEST_CASE("thread state: stopped threads fall back to the frames, zombies are unknown") {
   KernelThreadState stopped;
   stopped.state = 't';
   CHECK(classify_thread(thread_in("wait", "/usr/lib/python3.11/threading.py"), &stopped, kGil, true) ==

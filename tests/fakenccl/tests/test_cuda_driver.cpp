@@ -75,7 +75,7 @@ TEST_CASE("driver: initialization and context rules") {
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
 
-TEST_CASE("driver: streams run host work in order; events and the legacy stream") {
+TEST_CASE("driver: streams run host work in order, events and the legacy stream") {
   const auto r = run_process([] {
     CUcontext ctx;
     cuInit(0);

@@ -79,7 +79,7 @@ TEST_CASE("p2p: ungrouped send then recv pairs in program order") {
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
-TEST_CASE("p2p: a send nobody receives blocks; with HANGSHIM_FAKE_TIMEOUT it fails") {
+TEST_CASE("p2p: a send nobody receives blocks, with HANGSHIM_FAKE_TIMEOUT it fails") {
   const auto body = [](int rank, const ncclUniqueId& id) {
     ncclComm_t comm;
     if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
