@@ -78,6 +78,7 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
   }
   ncclComm* comm = comm_new(nranks, rank, device);
   comm->label = name.substr(name.rfind('.') + 1, 8);
+  comm->nonblocking = !blocking;
   if (!blocking) {
     // As NCCL does for config.blocking = 0: the handle now, ncclInProgress, and the joining in
     // the background; ncclCommGetAsyncError says ncclInProgress until it is done (or failed).

@@ -58,7 +58,7 @@ ncclResult_t comm_check(const ncclComm* comm, const char* api) {
   return ncclSuccess;
 }
 
-ncclResult_t comm_check_usable(ncclComm* comm, const char* api) {
+ncclResult_t comm_check_usable(ncclComm* comm, const char* api, bool in_progress_ok) {
   if (ncclResult_t r = comm_check(comm, api); r != ncclSuccess) return r;
   if (comm->aborted.load()) {
     return fail(ncclInvalidUsage, "fakenccl: {}: communicator {} rank {} was aborted", api,
@@ -68,7 +68,14 @@ ncclResult_t comm_check_usable(ncclComm* comm, const char* api) {
     return fail(ncclInvalidUsage, "fakenccl: {}: communicator {} rank {} was revoked; destroy or shrink it", api,
                 comm->label, comm->rank);
   }
-  if (const int e = comm->async_error.load(); e != ncclSuccess) {
+  if (const int e = comm->async_error.load(); e == ncclInProgress) {
+    if (!in_progress_ok) {
+      return fail(ncclInvalidArgument,
+                  "fakenccl: {}: communicator {} rank {} is not ready: an operation is in progress (poll "
+                  "ncclCommGetAsyncError until it is no longer ncclInProgress)",
+                  api, comm->label, comm->rank);
+    }
+  } else if (e != ncclSuccess) {
     return fail(static_cast<ncclResult_t>(e),
                 "fakenccl: {}: communicator {} rank {} has failed earlier ({}); destroy or abort it",
                 api, comm->label, comm->rank, error_string(static_cast<ncclResult_t>(e)));
@@ -78,7 +85,9 @@ ncclResult_t comm_check_usable(ncclComm* comm, const char* api) {
 
 void comm_wait_idle(ncclComm* comm) {
   std::unique_lock lock(comm->mutex);
-  comm->changed.wait(lock, [&] { return comm->executing == 0 && comm->async_finished == comm->async_launched; });
+  comm->changed.wait(lock, [&] {
+    return comm->executing == 0 && comm->launching == 0 && comm->async_finished == comm->async_launched;
+  });
 }
 
 void comm_wait_async_idle(ncclComm* comm) {

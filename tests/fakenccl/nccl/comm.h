@@ -43,6 +43,10 @@ struct ncclComm {
   std::uint64_t async_launched = 0;  // units of work enqueued on streams
   std::uint64_t async_finished = 0;
   int executing = 0;  // units running right now (any thread)
+  // config.blocking = 0: collectives and ncclGroupEnd return ncclInProgress and launch in the
+  // background (as NCCL's group job does); async_error says ncclInProgress until launched.
+  bool nonblocking = false;
+  int launching = 0;  // background launches running (under mutex); comm_wait_idle waits for them
 };
 
 namespace fakenccl {
@@ -53,8 +57,10 @@ ncclComm* comm_new(int nranks, int rank, int cuda_device);
 void comm_delete(ncclComm* comm);
 // ncclInvalidArgument with a message unless `comm` is a live communicator.
 ncclResult_t comm_check(const ncclComm* comm, const char* api);
-// Also rejects communicators that were aborted or hold an asynchronous error.
-ncclResult_t comm_check_usable(ncclComm* comm, const char* api);
+// Also rejects communicators that were aborted or hold an asynchronous error, and (as NCCL's
+// ncclCommEnsureReady) nonblocking ones still in progress, unless `in_progress_ok` (the
+// background launch itself).
+ncclResult_t comm_check_usable(ncclComm* comm, const char* api, bool in_progress_ok = false);
 
 // Waits until no thread and no stream runs work of `comm`.
 void comm_wait_idle(ncclComm* comm);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace fakenccl {
@@ -53,8 +54,11 @@ std::vector<ncclComm*> distinct_comms(const OpList& ops) {
 void finish_unit(Unit& unit, ncclResult_t result) {
   for (ncclComm* comm : unit.comms) {
     if (result != ncclSuccess) {
+      // Kept over ncclSuccess, and over ncclInProgress (a nonblocking launch not yet finished).
       int expected = ncclSuccess;
-      comm->async_error.compare_exchange_strong(expected, result);
+      if (!comm->async_error.compare_exchange_strong(expected, result) && expected == ncclInProgress) {
+        comm->async_error.compare_exchange_strong(expected, result);
+      }
     }
     comm_end_execution(comm, true);
   }
@@ -86,11 +90,11 @@ void wait_unit(void* data) {
   (*holder)->wait();
 }
 
-ncclResult_t launch_sync(OpList& ops) {
+ncclResult_t launch_sync(OpList& ops, bool background) {
   const std::vector<ncclComm*> comms = distinct_comms(ops);
   for (ncclComm* comm : comms) {
     comm_wait_async_idle(comm);  // the legacy stream orders after earlier stream work ...
-    if (ncclResult_t r = comm_check_usable(comm, "ncclGroupEnd"); r != ncclSuccess) return r;  // ... which may have failed
+    if (ncclResult_t r = comm_check_usable(comm, "ncclGroupEnd", background); r != ncclSuccess) return r;  // ... which may have failed
   }
   for (ncclComm* comm : comms) comm_begin_execution(comm);
   const ncclResult_t result = run_ops(ops, Deadline::for_operation());
@@ -98,11 +102,11 @@ ncclResult_t launch_sync(OpList& ops) {
   return result;
 }
 
-ncclResult_t launch(std::vector<Pending> pending) {
+ncclResult_t launch(std::vector<Pending> pending, bool background = false) {
   std::vector<cudaStream_t> streams;
   bool any_sync = false;
   for (const Pending& p : pending) {
-    if (ncclResult_t r = comm_check_usable(p.op->comm(), "ncclGroupEnd"); r != ncclSuccess) return r;
+    if (ncclResult_t r = comm_check_usable(p.op->comm(), "ncclGroupEnd", background); r != ncclSuccess) return r;
     if (is_synchronous_stream(p.stream)) {
       any_sync = true;
     } else if (std::find(streams.begin(), streams.end(), p.stream) == streams.end()) {
@@ -117,7 +121,7 @@ ncclResult_t launch(std::vector<Pending> pending) {
     p.op->number();
     ops.push_back(std::move(p.op));
   }
-  if (streams.empty()) return launch_sync(ops);
+  if (streams.empty()) return launch_sync(ops, background);
 
   auto unit = std::make_shared<Unit>();
   unit->comms = distinct_comms(ops);
@@ -146,6 +150,44 @@ ncclResult_t launch(std::vector<Pending> pending) {
   return ncclSuccess;
 }
 
+// Nonblocking communicators (config.blocking = 0): as NCCL's group job, the launch runs in the
+// background and the call returns ncclInProgress; ncclCommGetAsyncError says ncclInProgress until
+// the work is launched (on a stream), or done (the NULL stream: the launch waits for it), and
+// then ncclSuccess or the error. The communicators refuse new work meanwhile.
+ncclResult_t launch_in_background(std::vector<Pending> pending) {
+  std::vector<ncclComm*> comms;
+  for (const Pending& p : pending) {
+    if (ncclResult_t r = comm_check_usable(p.op->comm(), "ncclGroupEnd"); r != ncclSuccess) return r;
+    if (std::find(comms.begin(), comms.end(), p.op->comm()) == comms.end()) comms.push_back(p.op->comm());
+  }
+  for (ncclComm* comm : comms) {
+    std::lock_guard lock(comm->mutex);
+    ++comm->launching;
+    comm->async_error.store(ncclInProgress);
+  }
+  std::thread([pending = std::move(pending), comms]() mutable {
+    ncclResult_t result = ncclInternalError;
+    try {
+      result = launch(std::move(pending), true);
+    } catch (...) {
+      set_last_error("fakenccl: internal error while launching a nonblocking group");
+    }
+    for (ncclComm* comm : comms) {
+      // Notified under the lock: once `launching` is 0, ncclCommDestroy may free the comm.
+      std::lock_guard lock(comm->mutex);
+      int expected = ncclInProgress;
+      comm->async_error.compare_exchange_strong(expected, result);
+      --comm->launching;
+      comm->changed.notify_all();
+    }
+  }).detach();
+  return ncclInProgress;
+}
+
+bool any_nonblocking(const std::vector<Pending>& pending) {
+  return std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.op->comm()->nonblocking; });
+}
+
 }  // namespace
 
 ncclResult_t group_start() {
@@ -163,6 +205,7 @@ ncclResult_t group_end() {
   const ncclResult_t error = t_group.error;
   t_group.error = ncclSuccess;
   if (error != ncclSuccess) return error;  // the group is cancelled; last error says why
+  if (any_nonblocking(pending)) return launch_in_background(std::move(pending));
   return launch(std::move(pending));
 }
 
@@ -192,6 +235,7 @@ ncclResult_t submit(std::unique_ptr<Op> op, cudaStream_t stream) {
   }
   std::vector<Pending> one;
   one.push_back(Pending{std::move(op), stream});
+  if (any_nonblocking(one)) return launch_in_background(std::move(one));
   return launch(std::move(one));
 }
 
@@ -199,7 +243,7 @@ ncclResult_t run_blocking(std::unique_ptr<Op> op) {
   OpList ops;
   op->number();
   ops.push_back(std::move(op));
-  return launch_sync(ops);
+  return launch_sync(ops, false);
 }
 
 ncclResult_t group_note_error(ncclResult_t result) {

@@ -99,7 +99,7 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
-TEST_CASE("async: a hung collective keeps its event pending; the process still exits cleanly") {
+TEST_CASE("async: a hung collective keeps its event pending, the process still exits cleanly") {
   const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
     CUstream stream;
     CUevent event;
@@ -157,4 +157,87 @@ TEST_CASE("async: a group spanning two streams makes both wait") {
     return expect(a == 3 && b == 3, 0, "both results") ? 0 : 1;
   }, std::chrono::seconds(90));  // only a rank that never ends reaches it
   CHECK_MESSAGE((result.exited && result.code == 0), "exit ", result.code);
+}
+
+namespace {
+
+// A nonblocking communicator (config.blocking = 0), polled until it is ready.
+bool init_nonblocking(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = ncclCommInitRankConfig(comm, nranks, id, rank, &config);
+  if (!expect(r == ncclInProgress || r == ncclSuccess, rank, "nonblocking init returns ncclInProgress")) return false;
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) {
+    if (!expect_ok(ncclCommGetAsyncError(*comm, &state), rank, "ncclCommGetAsyncError")) return false;
+    usleep(1000);
+  }
+  return expect_ok(state, rank, "the nonblocking init");
+}
+
+}  // namespace
+
+TEST_CASE("async: on a nonblocking communicator a collective is in progress until ncclCommGetAsyncError says done") {
+  // Rank 1 issues its first all_reduce only after rank 0 tried a second call while its first
+  // was still in progress (a byte through this pipe).
+  int gate[2];
+  REQUIRE(pipe(gate) == 0);
+  const auto results = run_ranks(2, [&](int rank, const ncclUniqueId& id) {
+    close(gate[rank == 0 ? 0 : 1]);
+    ncclComm_t comm;
+    if (!init_nonblocking(&comm, 2, id, rank)) return 1;
+    for (int i = 0; i < 3; ++i) {
+      float x = static_cast<float>(rank + 1);
+      char byte = 0;
+      if (rank == 1 && i == 0 && !expect(read(gate[0], &byte, 1) == 1, rank, "rank 0 let rank 1 go")) return 1;
+      ncclResult_t r = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr);
+      if (!expect(r == ncclInProgress, rank, "a nonblocking all_reduce returns ncclInProgress")) return 1;
+      if (rank == 0 && i == 0) {
+        // As NCCL's ncclCommEnsureReady: no new work before the last call is done.
+        float y = 0;
+        r = ncclAllReduce(&y, &y, 1, ncclFloat32, ncclSum, comm, nullptr);
+        if (!expect(r == ncclInvalidArgument, rank, "a call while in progress is refused")) return 1;
+        if (!expect(write(gate[1], "g", 1) == 1, rank, "let rank 1 go")) return 1;
+      }
+      ncclResult_t state = ncclInProgress;
+      while (state == ncclInProgress) {
+        if (!expect_ok(ncclCommGetAsyncError(comm, &state), rank, "ncclCommGetAsyncError")) return 1;
+        usleep(1000);
+      }
+      if (!expect_ok(state, rank, "the all_reduce")) return 1;
+      if (!expect(x == 3.0f, rank, "the sum arrived")) return 1;
+    }
+    // A group ends in progress the same way.
+    float a = 1, b = 2;
+    ncclGroupStart();
+    ncclAllReduce(&a, &a, 1, ncclFloat32, ncclSum, comm, nullptr);
+    ncclAllReduce(&b, &b, 1, ncclFloat32, ncclSum, comm, nullptr);
+    if (!expect(ncclGroupEnd() == ncclInProgress, rank, "ncclGroupEnd returns ncclInProgress")) return 1;
+    ncclResult_t state = ncclInProgress;
+    while (state == ncclInProgress) {
+      ncclCommGetAsyncError(comm, &state);
+      usleep(1000);
+    }
+    if (!expect(state == ncclSuccess && a == 2.0f && b == 4.0f, rank, "the group's sums arrived")) return 1;
+    return expect_ok(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
+  }, std::chrono::seconds(60));
+  CHECK_MESSAGE(all_succeeded(results), describe(results));
+}
+
+TEST_CASE("async: a nonblocking collective one rank skips stays in progress, and abort ends it") {
+  const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
+    ncclComm_t comm;
+    if (!init_nonblocking(&comm, 2, id, rank)) return 1;
+    if (rank == 1) return 0;  // never issues the collective
+    float x = 1;
+    if (!expect(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr) == ncclInProgress, rank, "in progress")) return 1;
+    for (int i = 0; i < 10; ++i) {
+      usleep(20 * 1000);
+      ncclResult_t state = ncclSuccess;
+      ncclCommGetAsyncError(comm, &state);
+      if (!expect(state == ncclInProgress, rank, "still in progress")) return 1;
+    }
+    return expect_ok(ncclCommAbort(comm), rank, "abort") ? 0 : 1;
+  }, std::chrono::seconds(60));
+  CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
