@@ -71,19 +71,20 @@ stage_asan() {
 }
 
 # ThreadSanitizer: the shim's concurrency — the ledger under concurrent writers and readers,
-# the recorder's threads, and the shim preloaded into the multi-threaded C++ driver.
+# the recorder's threads, and the shim preloaded into the multi-threaded C++ drivers (a revoke
+# from another thread, nonblocking calls settled by polls).
 stage_tsan() {
   local dir=$top/build-tsan
   HANGSHIM_SETUP_DEPS_ONLY=1 "$top/scripts/setup.sh"
   cmake -S "$top" -B "$dir" -DHANGSHIM_WERROR=ON -DHANGSHIM_SANITIZE=thread \
     "-DHANGSHIM_TEST_PYTHONS=$(sanitizer_pythons | cut -d';' -f1)" >/dev/null
-  cmake --build "$dir" -j"$jobs" --target unit_tests hangshim hangshim_cli shim_driver fakenccl fakecuda
+  cmake --build "$dir" -j"$jobs" --target unit_tests hangshim hangshim_cli shim_driver comm_state_driver fakenccl fakecuda
   cd "$dir"
   # die_after_fork=0: the fork test's child starts the shim's watchdog anew, which is what it
   # tests; TSan only refuses that by default because it cannot model all such programs.
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
     ctest --output-on-failure -j"$jobs" --timeout 900 \
-    -R '^(unit/(ledger|recorder|shim|callsite).*|shim/(threads|fork|async|stall|signals|killed|results))$'
+    -R '^(unit/(ledger|recorder|shim|callsite).*|shim/(threads|fork|async|stall|signals|killed|results|comm_state/.*))$'
 }
 
 stage_fuzz() {

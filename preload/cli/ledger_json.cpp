@@ -73,7 +73,7 @@ void write_record(JsonWriter& j, const CallRecord& r) {
   j.field("result", r.result).field("result_name", result_name(r.result)).field("callsite", r.callsite).field("callsite_hit", r.callsite_hit);
   j.field("in_group", (r.flags & kRecordInGroup) != 0).field("event_tracked", (r.flags & kRecordEventTracked) != 0);
   j.field("graph_captured", (r.flags & kRecordCaptured) != 0).field("simulated", (r.flags & kRecordSimulated) != 0);
-  j.field("borrowed_stack", (r.flags & kRecordBorrowedStack) != 0);
+  j.field("borrowed_stack", (r.flags & kRecordBorrowedStack) != 0).field("in_progress", (r.flags & kRecordInProgress) != 0);
   j.end_object();
 }
 

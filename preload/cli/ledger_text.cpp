@@ -67,7 +67,10 @@ std::string record_state(const CallRecord& r, uint64_t now_ns) {
   if (r.returned_ns == 0) {
     return now_ns > r.issued_ns ? fmt::format("in call {}", format_duration(now_ns - r.issued_ns)) : "in call";
   }
-  if (r.result == 7) return "returned ncclInProgress";  // a nonblocking communicator: not an error
+  if (r.result == kInProgressResult) {  // a nonblocking communicator: neither done nor failed
+    std::string waited = now_ns > r.issued_ns ? " " + format_duration(now_ns - r.issued_ns) : "";
+    return fmt::format("in progress{} (ncclInProgress: NCCL has not launched it yet)", waited);
+  }
   if (r.result != 0) return fmt::format("error {}", result_name(r.result));
   if (r.completed_ns == 0) {
     return now_ns > r.issued_ns ? fmt::format("pending {}", format_duration(now_ns - r.issued_ns)) : "pending";

@@ -105,6 +105,9 @@ enum RecordFlag : uint16_t {
   kRecordBorrowedStack = 1u << 5,  // the caller had no Python frames: call-site of the main thread
   kRecordSimulated = 1u << 6,      // its group ended with ncclGroupSimulateEnd: never ran, and its
                                    // sequence number and call-site hit were given back
+  kRecordInProgress = 1u << 7,     // returned ncclInProgress (a nonblocking communicator): launched
+                                   // only once ncclCommGetAsyncError says ncclSuccess; until then
+                                   // neither done nor failed
 };
 
 // CallsiteEntry::flags
@@ -217,7 +220,7 @@ struct CommEntry {
   uint64_t op_counts[kCountedOps];  // calls per Op, AllReduce..Recv (atomic)
   char name[32];                // config->commName when given, NUL-terminated
   int32_t async_error;          // last error ncclCommGetAsyncError reported (0: none) (atomic)
-  uint32_t reserved_align;
+  uint32_t in_progress;          // calls that returned ncclInProgress and await ncclCommGetAsyncError (atomic)
   uint64_t revoked_ns;          // when ncclCommRevoke returned (atomic), 0 if never: the calls
                                 // issued before it were cancelled, not stuck
   uint8_t reserved[24];
@@ -306,8 +309,10 @@ std::string result_name(int32_t result);
 // A recorded init/life-cycle call by its NCCL function: "ncclCommInitRank" (also covers
 // ncclCommInitRankConfig: one Op), "ncclCommSplit"; collectives give "ncclAllReduce" etc.
 const char* nccl_function_name(uint8_t op) noexcept;
+// ncclInProgress: a nonblocking communicator's call that NCCL has not launched yet.
+inline constexpr int32_t kInProgressResult = 7;
 // An error the ledger records: not success, not ncclInProgress (7), not "still inside" (-1).
-inline constexpr bool is_failure(int32_t result) { return result != -1 && result != 0 && result != 7; }
+inline constexpr bool is_failure(int32_t result) { return result != -1 && result != 0 && result != kInProgressResult; }
 // The ops that make a communicator (init by id, ids, all, split, shrink).
 inline constexpr bool is_comm_init(Op op) { return op >= Op::CommInitRank && op <= Op::CommShrink; }
 size_t dtype_size(uint8_t dtype) noexcept;              // bytes per element, 0 if unknown

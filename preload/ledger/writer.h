@@ -152,6 +152,20 @@ class Writer {
     stamp_unlock(e.stamp, locked);
   }
 
+  // A call that returned ncclInProgress is settled: its final result, and completed_ns != 0
+  // when it is done (0: completion is tracked from now on).
+  void record_settled(uint64_t index, int32_t result, uint64_t completed_ns, uint16_t add_flags) noexcept {
+    RingEntry& e = slot(index);
+    uint64_t locked = stamp_lock(e.stamp);
+    if (load_relaxed(e.index) == index) {
+      uint64_t issued_ns = load_relaxed(e.issued_ns);
+      store_relaxed(e.result, result);
+      if (completed_ns != 0) store_relaxed(e.completed_ns, completed_ns < issued_ns ? issued_ns : completed_ns);
+      store_relaxed(e.flags, static_cast<uint16_t>(load_relaxed(e.flags) | add_flags));
+    }
+    stamp_unlock(e.stamp, locked);
+  }
+
   // In-process torn-free copy of the slot that record `index` maps to (the watchdog); false if
   // it is being written right now. out.index says which record the slot holds: `index`, a
   // newer one (the ring wrapped past it) or an older one (claimed but not yet written).

@@ -1,6 +1,7 @@
 // Queries: forwarded untouched. Three also feed an existing ledger (never create one): the
 // library's version, and ncclCommGetAsyncError's answer (a nonblocking communicator becoming
 // ready, or an asynchronous error such as a remote failure).
+#include "shim/core/clock.h"
 #include "shim/wrappers.h"
 
 #define HANGSHIM_FORWARD(name, ret, params, args)  \
@@ -41,9 +42,10 @@ HANGSHIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t
   auto real = HANGSHIM_REAL(ncclCommGetAsyncError);
   if (real == nullptr) return missing_nccl("ncclCommGetAsyncError");
   OutermostCall outer;
+  uint64_t asked_ns = now_ns();  // calls returning ncclInProgress after this are not answered here
   ncclResult_t result = real(comm, asyncError);
   if (Recorder* r = existing_recorder(); r != nullptr && outer.outermost() && result == ncclSuccess && asyncError != nullptr) {
-    r->async_status(comm, static_cast<int>(*asyncError));
+    r->async_status(comm, static_cast<int>(*asyncError), asked_ns);
   }
   return result;
 }

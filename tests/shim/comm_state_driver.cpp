@@ -11,9 +11,13 @@
 //                                         thread (it returns an error), then every rank
 //                                         revokes and destroys and exits 0
 //   comm_state_driver nonblocking N       config.blocking = 0: init returns ncclInProgress,
-//                                         polled with ncclCommGetAsyncError; then all_reduce
+//                                         polled with ncclCommGetAsyncError; then three
+//                                         all_reduces and a group of two, each returning
+//                                         ncclInProgress and polled until done
 //   comm_state_driver nonblocking_absent N  as above, but rank N-1 never initializes: the
 //                                         others poll ncclInProgress forever (the test ends it)
+//   comm_state_driver nonblocking_skip N  as nonblocking, but rank N-1 skips all_reduce #2: the
+//                                         others poll it in progress forever (the test ends it)
 #include <nccl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -87,7 +91,27 @@ int revoke_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
   return check(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
 }
 
-int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, bool absent) {
+// Polls ncclCommGetAsyncError until the communicator is no longer in progress.
+ncclResult_t poll_until_done(ncclComm_t comm, int rank, long* polls) {
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) {
+    if (!check(ncclCommGetAsyncError(comm, &state), rank, "get async error")) return ncclSystemError;
+    ++*polls;
+    if (state == ncclInProgress) usleep(1000);
+  }
+  return state;
+}
+
+// One nonblocking call: ncclInProgress (or ncclSuccess), then polled until done.
+bool nonblocking_call(ncclComm_t comm, int rank, const char* what, ncclResult_t r) {
+  std::printf("rank %d: %s returned %d\n", rank, what, static_cast<int>(r));
+  std::fflush(stdout);
+  if (r != ncclSuccess && r != ncclInProgress) return false;
+  long polls = 0;
+  return check(poll_until_done(comm, rank, &polls), rank, what);
+}
+
+int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, bool absent, bool skip) {
   if (absent && rank == nranks - 1) {
     std::printf("rank %d: never initializes\n", rank);
     std::fflush(stdout);
@@ -100,17 +124,25 @@ int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks,
   std::printf("rank %d: init returned %d\n", rank, static_cast<int>(r));
   std::fflush(stdout);
   if (r != ncclSuccess && r != ncclInProgress) return 1;
-  ncclResult_t state = ncclInProgress;
   long polls = 0;
-  while (state == ncclInProgress) {
-    if (!check(ncclCommGetAsyncError(comm, &state), rank, "get async error")) return 1;
-    ++polls;
-    if (state == ncclInProgress) usleep(1000);
-  }
+  ncclResult_t state = poll_until_done(comm, rank, &polls);
   std::printf("rank %d: async state %d after %ld polls\n", rank, static_cast<int>(state), polls);
   if (state != ncclSuccess) return 1;
   float v = 1.0f;
-  if (!check(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr), rank, "allreduce")) return 1;
+  for (int i = 1; i <= 3; ++i) {
+    if (skip && rank == nranks - 1 && i == 2) {
+      std::printf("rank %d: skips all_reduce 2\n", rank);
+      std::fflush(stdout);
+      for (;;) pause();
+    }
+    std::string what = "all_reduce " + std::to_string(i);
+    if (!nonblocking_call(comm, rank, what.c_str(), ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, nullptr))) return 1;
+  }
+  float a = 1.0f, b = 2.0f;
+  ncclGroupStart();
+  ncclAllReduce(&a, &a, 1, ncclFloat, ncclSum, comm, nullptr);
+  ncclAllReduce(&b, &b, 1, ncclFloat, ncclSum, comm, nullptr);
+  if (!nonblocking_call(comm, rank, "group", ncclGroupEnd())) return 1;
   std::printf("rank %d: done\n", rank);
   std::fflush(stdout);
   return check(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
@@ -127,10 +159,11 @@ int main(int argc, char** argv) {
     return run_ranks(n, 1, [&](int rank, const auto& ids) { return window_case(rank, ids, n, skip); });
   }
   if (mode == "revoke") return run_ranks(n, 1, [&](int rank, const auto& ids) { return revoke_case(rank, ids, n); });
-  if (mode == "nonblocking" || mode == "nonblocking_absent") {
+  if (mode == "nonblocking" || mode == "nonblocking_absent" || mode == "nonblocking_skip") {
     bool absent = mode == "nonblocking_absent";
-    return run_ranks(n, 1, [&](int rank, const auto& ids) { return nonblocking_case(rank, ids, n, absent); });
+    bool skip = mode == "nonblocking_skip";
+    return run_ranks(n, 1, [&](int rank, const auto& ids) { return nonblocking_case(rank, ids, n, absent, skip); });
   }
-  std::fprintf(stderr, "usage: comm_state_driver window|window_skip|revoke|nonblocking|nonblocking_absent N\n");
+  std::fprintf(stderr, "usage: comm_state_driver window|window_skip|revoke|nonblocking|nonblocking_absent|nonblocking_skip N\n");
   return 2;
 }

@@ -1,7 +1,7 @@
 """Communicator state beyond plain collectives, with libhangshim.so preloaded into
 comm_state_driver (see its header for the modes): memory windows are recorded as collectives,
-a revoked communicator's cancelled calls are neither stuck nor failed, and a nonblocking init
-is in progress (neither done nor failed) until ncclCommGetAsyncError says it is done.
+a revoked communicator's cancelled calls are neither stuck nor failed, and a nonblocking init or
+collective is in progress (neither done nor failed) until ncclCommGetAsyncError says it is done.
 
     run_comm_state_case.py --case NAME --shim LIB --hangshim CLI --driver EXE --fakenccl DIR
 
@@ -129,19 +129,83 @@ def case_revoke(c):
     expect(status == 0 and not verdict["verdict"]["problem"], "report on a revoked job: %s" % verdict["verdict"])
 
 
+def returned(saw, rank, what):
+    """The result the rank printed for `what` ("all_reduce 2 returned 7")."""
+    lines = [line for line in saw[rank] if line.startswith(what + " returned ")]
+    expect(len(lines) == 1, "rank %d printed %s" % (rank, saw[rank]))
+    return int(lines[0].split()[-1])
+
+
 def case_nonblocking(c):
     """config.blocking = 0: init returns ncclInProgress, the ledger's init record says so, and
-    the communicator becomes active once ncclCommGetAsyncError reports success."""
+    the communicator becomes active once ncclCommGetAsyncError reports success. Its
+    collectives (three alone, two in a group) return ncclInProgress too: each record says it
+    was in progress, and is done (result ncclSuccess) once the poll said so."""
     saw = run_driver(c, "nonblocking")
     ledgers = c.ledgers_by_rank()
+    expect(sorted(ledgers) == list(range(N)), "ledgers of ranks %s" % sorted(ledgers))
     for rank, ledger in ledgers.items():
-        init_code = int([line for line in saw[rank] if line.startswith("init returned")][0].split()[-1])
+        init_code = returned(saw, rank, "init")
         comm = world(ledger)
         inits = [r for r in ledger["records"] if r["nccl_op"] == "comm_init_rank"]
         expect(len(inits) == 1 and inits[0]["result"] == init_code, "rank %d: init records %s" % (rank, inits))
-        expect(comm["state"] == "destroyed" and comm["coll_completed"] == 1, "rank %d: %s" % (rank, comm))
+        expect(comm["state"] == "destroyed" and comm["coll_completed"] == 5 == comm["coll_issued"], "rank %d: %s" % (rank, comm))
+        colls = [r for r in ledger["records"] if r["nccl_op"] == "all_reduce"]
+        expect([r["seq"] for r in colls] == [1, 2, 3, 4, 5], "rank %d: all_reduce records %s" % (rank, colls))
+        said_codes = [returned(saw, rank, "all_reduce %d" % i) for i in (1, 2, 3)] + [returned(saw, rank, "group")] * 2
+        for record, code in zip(colls, said_codes):
+            # What NCCL returned decides: ncclInProgress makes an in-progress record.
+            expect(record["in_progress"] == (code == 7), "rank %d: returned %d, record %s" % (rank, code, record))
+            expect(record["result"] == 0 and record["completed_ns"] >= record["returned_ns"] > 0,
+                   "rank %d: record not done after the poll: %s" % (rank, record))
+        expect(any(code == 7 for code in said_codes), "rank %d: no call returned ncclInProgress: %s" % (rank, said_codes))
     status, verdict = report(c)
     expect(status == 0 and not verdict["verdict"]["problem"], "report: %s" % verdict["verdict"])
+
+
+def case_nonblocking_skip(c):
+    """One rank skips all_reduce #2 on a nonblocking communicator: the others' all_reduce #2
+    returned ncclInProgress and stays so while they poll — in progress, neither done nor
+    failed — and the report names the missing rank at that call."""
+    err_path = os.path.join(c.dir, "job.err")
+    out_path = os.path.join(c.dir, "job.out")
+    seen = {}
+
+    def waiting():
+        if len(c.ledger_files()) < N:
+            return False
+        ledgers = c.ledgers_by_rank()
+        if sorted(ledgers) != list(range(N)):
+            return False
+        open_calls = {rank: [r for r in ledger["records"] if r["nccl_op"] == "all_reduce" and not r["completed_ns"]]
+                      for rank, ledger in ledgers.items()}
+        if not all(open_calls[rank] for rank in range(N - 1)):
+            return False
+        seen["open"] = open_calls
+        seen["ledgers"] = ledgers
+        seen["report"] = report(c)
+        return True
+    env = c.env()
+    env["HANGSHIM_TEST_STDOUT"] = out_path
+    run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "nonblocking_skip", str(N)],
+                       env, err_path, waiting, expect)
+    with open(out_path) as f:
+        saw = said(f.read())
+    expect("skips all_reduce 2" in saw[N - 1], "rank %d printed %s" % (N - 1, saw[N - 1]))
+    for rank in range(N - 1):
+        code = returned(saw, rank, "all_reduce 2")
+        expect(code == 7, "rank %d: all_reduce 2 returned %d, not ncclInProgress" % (rank, code))
+        [record] = seen["open"][rank]
+        expect(record["seq"] == 2 and record["in_progress"] and record["result"] == 7,
+               "rank %d: the open record %s" % (rank, record))
+        comm = world(seen["ledgers"][rank])
+        expect(comm["coll_completed"] == 1 and comm["async_error"] == 0, "rank %d: %s" % (rank, comm))
+    expect(not seen["open"][N - 1], "rank %d has open calls %s" % (N - 1, seen["open"][N - 1]))
+    status, verdict = seen["report"]
+    text = json.dumps(verdict["verdict"])
+    expect(status == 3 and verdict["verdict"]["problem"], "report (--exit-status %d): %s" % (status, verdict["verdict"]))
+    expect("all_reduce" in text and str(N - 1) in text, "the verdict names neither the call nor rank %d: %s" % (N - 1, text))
+    expect("healthy" not in text and "failed" not in verdict["verdict"].get("kind", ""), "report: %s" % text)
 
 
 def case_nonblocking_absent(c):
@@ -172,7 +236,8 @@ def case_nonblocking_absent(c):
 
 
 CASES = {"window": case_window, "window_skip": case_window_skip, "revoke": case_revoke,
-         "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent}
+         "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent,
+         "nonblocking_skip": case_nonblocking_skip}
 
 
 if __name__ == "__main__":

@@ -118,6 +118,11 @@ void Recorder::end(const CallToken& t, int result) noexcept {
     writer_->record_returned(t.index, now, result, 0, 0);  // completes with ncclGroupEnd
     return;
   }
+  if (result == kInProgressResult) {  // not launched yet (record_in_progress.cpp)
+    writer_->record_returned(t.index, now, result, kRecordInProgress, 0);
+    note_in_progress(t.comm);
+    return;
+  }
   uint16_t flags = 0;
   bool done = true;
   // Window (de)registration runs on the host, synchronously: done when it returns.
@@ -174,6 +179,14 @@ void Recorder::group_end(int result) noexcept {
   uint64_t now = now_ns();
   fetch_add_relaxed(writer_->header().group_count, uint64_t{1});
   auto& members = t_group.members;
+  if (result == kInProgressResult) {  // a nonblocking group, not launched yet (record_in_progress.cpp)
+    for (const GroupMember& m : members) {
+      writer_->record_settled(m.index, kInProgressResult, 0, kRecordInProgress);
+      note_in_progress(m.comm);
+    }
+    members.clear();
+    return;
+  }
   if (failed(result) || !cuda_enabled_ || !completion_.available(now)) {
     for (const GroupMember& m : members) complete(m.index, m.comm, m.seq, m.p2p, now, 0);
     members.clear();

@@ -188,18 +188,20 @@ void Recorder::end_end_of_comm(const CallToken& t, int result, void* comm) noexc
   }
 }
 
-void Recorder::async_status(void* comm, int async_error) noexcept {
+void Recorder::async_status(void* comm, int async_error, uint64_t asked_ns) noexcept {
   uint32_t id = comms_.find(reinterpret_cast<uint64_t>(comm));
   CommEntry* c = id == CommTable::kNotRecorded ? nullptr : writer_->comm(id);
   if (c == nullptr) return;
+  if (async_error == kInProgressResult) return;  // still in progress: nothing changed
   if (async_error == 0) {
     if (load_acquire(c->state) == static_cast<uint32_t>(CommState::Initializing)) {
       store_release(c->state, static_cast<uint32_t>(CommState::Active));
       learn_comm_details(id, comm);
     }
-  } else if (async_error != 7) {
+  } else {
     store_relaxed(c->async_error, static_cast<int32_t>(async_error));
   }
+  settle_in_progress(id, async_error, asked_ns);
 }
 
 bool Recorder::wants_error_text() const noexcept {

@@ -95,8 +95,10 @@ class Recorder {
   // Finalize / destroy / abort / revoke.
   CallToken begin_end_of_comm(ledger::Op op, void* comm) noexcept;
   void end_end_of_comm(const CallToken& token, int result, void* comm) noexcept;
-  // ncclCommGetAsyncError's answer: nonblocking communicators become active, errors are kept.
-  void async_status(void* comm, int async_error) noexcept;
+  // ncclCommGetAsyncError's answer, to a poll that began at `asked_ns`: nonblocking
+  // communicators become active, errors are kept, calls in progress are settled
+  // (record_in_progress.cpp).
+  void async_status(void* comm, int async_error, uint64_t asked_ns) noexcept;
   void nccl_version(int version) noexcept;
   // A call returned an error (the failure path only): whether the ledger still wants the text
   // (only the process's first failure is kept, so later ones skip asking NCCL), and keeping it.
@@ -121,6 +123,9 @@ class Recorder {
   uint32_t comm_id(void* comm) noexcept;           // finds, or registers an unknown communicator
   void learn_comm_details(uint32_t id, void* comm) noexcept;  // rank/size/device via queries
   ledger::RecordStart start_record(ledger::Op op, uint32_t comm, uint64_t now_ns) noexcept;
+  // A call on `comm` returned ncclInProgress; and settling such calls (record_in_progress.cpp).
+  void note_in_progress(uint32_t comm) noexcept;
+  void settle_in_progress(uint32_t comm, int async_error, uint64_t asked_ns) noexcept;
 
   Config config_;
   std::string dir_;
