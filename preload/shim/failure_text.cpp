@@ -8,8 +8,8 @@ namespace hangshim::shim {
 
 void note_failure(Recorder* r, const CallToken& token, int result, ncclComm_t comm) noexcept {
   if (r == nullptr || !r->wants_error_text()) return;
-  // The real function, not our wrapper: asked directly, NCCL's answer is the text of the call
-  // that just failed on this thread (it keeps the last error per thread, whatever `comm` is).
+  // The real function, not our wrapper: asked right away, NCCL's answer is the text of the call
+  // that just failed (it keeps one last error per process, whatever `comm` is).
   auto last_error = HANGSHIM_REAL(ncclGetLastError);
   const char* text = last_error != nullptr ? last_error(comm) : nullptr;
   r->note_failure(token, result, text);  // reads at most kErrorTextMax bytes of it

@@ -45,7 +45,12 @@ HANGSHIM_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t
   uint64_t asked_ns = now_ns();  // calls returning ncclInProgress after this are not answered here
   ncclResult_t result = real(comm, asyncError);
   if (Recorder* r = existing_recorder(); r != nullptr && outer.outermost() && result == ncclSuccess && asyncError != nullptr) {
-    r->async_status(comm, static_cast<int>(*asyncError), asked_ns);
+    // An asynchronous error (rare): NCCL's words for it, from the real ncclGetLastError.
+    const char* text = nullptr;
+    if (call_failed(*asyncError) && r->wants_error_text()) {
+      if (auto last_error = HANGSHIM_REAL(ncclGetLastError); last_error != nullptr) text = last_error(comm);
+    }
+    r->async_status(comm, static_cast<int>(*asyncError), asked_ns, text);
   }
   return result;
 }

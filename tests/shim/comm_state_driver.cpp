@@ -18,6 +18,10 @@
 //                                         others poll ncclInProgress forever (the test ends it)
 //   comm_state_driver nonblocking_skip N  as nonblocking, but rank N-1 skips all_reduce #2: the
 //                                         others poll it in progress forever (the test ends it)
+//   comm_state_driver nonblocking_init_error N  as nonblocking, but rank N-1's init fails in the
+//                                         background (the stand-in's HANGSHIM_FAKE_INIT_ERROR=
+//                                         ncclSystemError): its poll says so, it prints NCCL's
+//                                         text and exits 3; the others poll forever
 #include <nccl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -111,12 +115,14 @@ bool nonblocking_call(ncclComm_t comm, int rank, const char* what, ncclResult_t 
   return check(poll_until_done(comm, rank, &polls), rank, what);
 }
 
-int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, bool absent, bool skip) {
+int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, bool absent, bool skip,
+                     bool init_error) {
   if (absent && rank == nranks - 1) {
     std::printf("rank %d: never initializes\n", rank);
     std::fflush(stdout);
     for (;;) pause();
   }
+  if (init_error && rank == nranks - 1) setenv("HANGSHIM_FAKE_INIT_ERROR", "ncclSystemError", 1);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
@@ -127,7 +133,11 @@ int nonblocking_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks,
   long polls = 0;
   ncclResult_t state = poll_until_done(comm, rank, &polls);
   std::printf("rank %d: async state %d after %ld polls\n", rank, static_cast<int>(state), polls);
-  if (state != ncclSuccess) return 1;
+  if (state != ncclSuccess) {
+    std::printf("rank %d: init failed: %s\n", rank, ncclGetLastError(comm));
+    std::fflush(stdout);
+    return 3;
+  }
   float v = 1.0f;
   for (int i = 1; i <= 3; ++i) {
     if (skip && rank == nranks - 1 && i == 2) {
@@ -159,11 +169,15 @@ int main(int argc, char** argv) {
     return run_ranks(n, 1, [&](int rank, const auto& ids) { return window_case(rank, ids, n, skip); });
   }
   if (mode == "revoke") return run_ranks(n, 1, [&](int rank, const auto& ids) { return revoke_case(rank, ids, n); });
-  if (mode == "nonblocking" || mode == "nonblocking_absent" || mode == "nonblocking_skip") {
+  if (mode.rfind("nonblocking", 0) == 0) {
     bool absent = mode == "nonblocking_absent";
     bool skip = mode == "nonblocking_skip";
-    return run_ranks(n, 1, [&](int rank, const auto& ids) { return nonblocking_case(rank, ids, n, absent, skip); });
+    bool init_error = mode == "nonblocking_init_error";
+    if (mode == "nonblocking" || absent || skip || init_error) {
+      return run_ranks(n, 1, [&](int rank, const auto& ids) { return nonblocking_case(rank, ids, n, absent, skip, init_error); });
+    }
   }
-  std::fprintf(stderr, "usage: comm_state_driver window|window_skip|revoke|nonblocking|nonblocking_absent|nonblocking_skip N\n");
+  std::fprintf(stderr, "usage: comm_state_driver window|window_skip|revoke|nonblocking|nonblocking_absent|"
+                       "nonblocking_skip|nonblocking_init_error N\n");
   return 2;
 }

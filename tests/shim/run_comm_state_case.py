@@ -148,7 +148,9 @@ def case_nonblocking(c):
         init_code = returned(saw, rank, "init")
         comm = world(ledger)
         inits = [r for r in ledger["records"] if r["nccl_op"] == "comm_init_rank"]
-        expect(len(inits) == 1 and inits[0]["result"] == init_code, "rank %d: init records %s" % (rank, inits))
+        # ncclInProgress at return, settled by the poll that said ncclSuccess.
+        expect(len(inits) == 1 and inits[0]["in_progress"] == (init_code == 7) and inits[0]["result"] == 0
+               and inits[0]["completed_ns"] > 0, "rank %d: init returned %d; init records %s" % (rank, init_code, inits))
         expect(comm["state"] == "destroyed" and comm["coll_completed"] == 5 == comm["coll_issued"], "rank %d: %s" % (rank, comm))
         colls = [r for r in ledger["records"] if r["nccl_op"] == "all_reduce"]
         expect([r["seq"] for r in colls] == [1, 2, 3, 4, 5], "rank %d: all_reduce records %s" % (rank, colls))
@@ -235,9 +237,56 @@ def case_nonblocking_absent(c):
     expect("healthy" not in text, "report: %s" % verdict["verdict"])
 
 
+def case_nonblocking_init_error(c):
+    """Rank N-1's nonblocking init fails in the background: the call returned ncclInProgress,
+    the poll says ncclSystemError. Its init record ends with that error and NCCL's text, its
+    communicator is failed, and the report's verdict is init_failed for that rank — not a rank
+    missing from init."""
+    err_path = os.path.join(c.dir, "job.err")
+    out_path = os.path.join(c.dir, "job.out")
+    seen = {}
+
+    def settled():
+        if len(c.ledger_files()) < N:
+            return False
+        ledgers = c.ledgers_by_rank()
+        if sorted(ledgers) != list(range(N)):
+            return False
+        states = {rank: world(ledger)["state"] for rank, ledger in ledgers.items() if ledger["communicators"]}
+        if states.get(N - 1) != "failed" or any(states.get(r) != "initializing" for r in range(N - 1)):
+            return False
+        seen["ledgers"] = ledgers
+        seen["report"] = report(c)
+        return True
+    env = c.env()
+    env["HANGSHIM_TEST_STDOUT"] = out_path
+    run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "nonblocking_init_error",
+                        str(N)], env, err_path, settled, expect)
+    with open(out_path) as f:
+        saw = said(f.read())
+    failing = N - 1
+    expect(returned(saw, failing, "init") == 7, "rank %d: init did not return ncclInProgress: %s" % (failing, saw[failing]))
+    state = [line for line in saw[failing] if line.startswith("async state ")]
+    code = int(state[0].split()[2])
+    text = [line[len("init failed: "):] for line in saw[failing] if line.startswith("init failed: ")][0]
+    expect(code not in (0, 7), "rank %d: the poll said %s" % (failing, state))
+    ledger = seen["ledgers"][failing]
+    inits = [r for r in ledger["records"] if r["nccl_op"] == "comm_init_rank"]
+    expect(len(inits) == 1 and inits[0]["result"] == code and inits[0]["result_name"] == "ncclSystemError"
+           and inits[0]["in_progress"], "rank %d: init record %s" % (failing, inits))
+    expect(ledger["first_error"] and ledger["first_error"]["text"] == text,
+           "rank %d: first error %s, the program printed %r" % (failing, ledger["first_error"], text))
+    status, verdict = seen["report"]
+    expect(status == 3 and verdict["verdict"]["kind"] == "init_failed" and verdict["verdict"]["culprits"] == [failing],
+           "report (--exit-status %d): %s" % (status, verdict["verdict"]))
+    failures = verdict["findings"][verdict["verdict"]["finding"]]["failures"]
+    expect(len(failures) == 1 and failures[0]["result"] == "ncclSystemError" and failures[0]["last_error"] == text,
+           "failures %s" % failures)
+
+
 CASES = {"window": case_window, "window_skip": case_window_skip, "revoke": case_revoke,
          "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent,
-         "nonblocking_skip": case_nonblocking_skip}
+         "nonblocking_skip": case_nonblocking_skip, "nonblocking_init_error": case_nonblocking_init_error}
 
 
 if __name__ == "__main__":

@@ -61,13 +61,15 @@ void Analysis::place_ranks() {
       if (pending(i, r)) {
         if (is_collective(op) && oldest_collective == nullptr) oldest_collective = &r;
         if (is_p2p(op) && oldest_p2p == nullptr) oldest_p2p = &r;
-        if (is_init(op) && oldest_init == nullptr && r.returned_ns == 0) oldest_init = &r;
-      } else if (is_collective(op) && (r.result == 0 || r.result == 7)) {
+        // Inside the call; or a nonblocking init (ncclInProgress) whose communicator is not set
+        // up yet: the rank polls ncclCommGetAsyncError while the others join, in init as much
+        // as a blocking call that has not returned.
+        bool in_init = r.returned_ns == 0 || (r.result == kInProgressResult && initializing(v, r.comm));
+        if (is_init(op) && oldest_init == nullptr && in_init) oldest_init = &r;
+      } else if (is_collective(op) && (r.result == 0 || r.result == kInProgressResult)) {
         last_done = &r;
-      } else if (is_init(op) && oldest_init == nullptr && r.result == 7 && initializing(v, r.comm)) {
-        // A nonblocking init (ncclInProgress) whose communicator is not set up yet: the rank
-        // polls ncclCommGetAsyncError while the others join; it is in init as much as a
-        // blocking call that has not returned.
+      } else if (is_init(op) && oldest_init == nullptr && r.result == kInProgressResult && initializing(v, r.comm)) {
+        // The same, as earlier shims recorded it: completed at its return (an old ledger).
         oldest_init = &r;
       }
     }

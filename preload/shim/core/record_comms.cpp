@@ -98,7 +98,13 @@ CallToken Recorder::begin_init(Op op, const CommInit* init, void* parent) noexce
 
 void Recorder::end_init(const CallToken& t, int result, void* new_comm) noexcept {
   uint64_t now = now_ns();
-  if (t.index != 0) writer_->record_returned(t.index, now, result, 0, now);
+  bool in_progress = result == kInProgressResult && t.registered && new_comm != nullptr;
+  if (t.index != 0) {
+    // A nonblocking init in progress is settled by ncclCommGetAsyncError, as collectives are
+    // (record_in_progress.cpp): done, or failed with NCCL's asynchronous error.
+    writer_->record_returned(t.index, now, result, in_progress ? kRecordInProgress : 0, in_progress ? 0 : now);
+    if (in_progress) note_in_progress(t.comm);
+  }
   if (!t.registered) return;  // NCCL_SPLIT_NOCOLOR: no child; the record named the parent
   CommEntry* c = writer_->comm(t.comm);
   if (c == nullptr) return;
@@ -188,20 +194,25 @@ void Recorder::end_end_of_comm(const CallToken& t, int result, void* comm) noexc
   }
 }
 
-void Recorder::async_status(void* comm, int async_error, uint64_t asked_ns) noexcept {
+void Recorder::async_status(void* comm, int async_error, uint64_t asked_ns, const char* error_text) noexcept {
   uint32_t id = comms_.find(reinterpret_cast<uint64_t>(comm));
   CommEntry* c = id == CommTable::kNotRecorded ? nullptr : writer_->comm(id);
   if (c == nullptr) return;
   if (async_error == kInProgressResult) return;  // still in progress: nothing changed
+  bool initializing = load_acquire(c->state) == static_cast<uint32_t>(CommState::Initializing);
   if (async_error == 0) {
-    if (load_acquire(c->state) == static_cast<uint32_t>(CommState::Initializing)) {
+    if (initializing) {
       store_release(c->state, static_cast<uint32_t>(CommState::Active));
       learn_comm_details(id, comm);
     }
   } else {
     store_relaxed(c->async_error, static_cast<int32_t>(async_error));
+    if (initializing) {  // a nonblocking init that failed in the background
+      store_relaxed(c->ended_ns, now_ns());
+      store_release(c->state, static_cast<uint32_t>(CommState::Failed));
+    }
   }
-  settle_in_progress(id, async_error, asked_ns);
+  settle_in_progress(id, async_error, asked_ns, error_text);
 }
 
 bool Recorder::wants_error_text() const noexcept {

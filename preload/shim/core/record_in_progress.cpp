@@ -1,4 +1,5 @@
-// Calls on nonblocking communicators (ncclConfig_t.blocking = 0) that return ncclInProgress.
+// Calls on nonblocking communicators (ncclConfig_t.blocking = 0) that return ncclInProgress:
+// collectives, point-to-point calls, groups, and the init itself.
 //
 // NCCL has not launched such a call yet: it runs the group's set-up in the background and says
 // ncclInProgress from ncclCommGetAsyncError until the work is on its stream (then ncclSuccess)
@@ -19,7 +20,7 @@ void Recorder::note_in_progress(uint32_t comm) noexcept {
   if (CommEntry* c = writer_->comm(comm); c != nullptr) fetch_add_relaxed(c->in_progress, uint32_t{1});
 }
 
-void Recorder::settle_in_progress(uint32_t comm, int async_error, uint64_t asked_ns) noexcept {
+void Recorder::settle_in_progress(uint32_t comm, int async_error, uint64_t asked_ns, const char* error_text) noexcept {
   CommEntry* c = writer_->comm(comm);
   if (c == nullptr || load_relaxed(c->in_progress) == 0) return;
   // One settler at a time: whoever takes the count scans; a count that grows meanwhile (a new
@@ -45,6 +46,11 @@ void Recorder::settle_in_progress(uint32_t comm, int async_error, uint64_t asked
     bool p2p = is_p2p(op);
     if (async_error != 0) {
       writer_->record_settled(index, async_error, now, 0);  // failed: done with its error, not completed
+      writer_->set_first_error(index, async_error, op, error_text);  // kept if it is the process's first
+      continue;
+    }
+    if (!is_counted(op)) {  // a nonblocking init: the communicator is ready
+      writer_->record_settled(index, 0, now, 0);
       continue;
     }
     if (track) {

@@ -96,9 +96,9 @@ class Recorder {
   CallToken begin_end_of_comm(ledger::Op op, void* comm) noexcept;
   void end_end_of_comm(const CallToken& token, int result, void* comm) noexcept;
   // ncclCommGetAsyncError's answer, to a poll that began at `asked_ns`: nonblocking
-  // communicators become active, errors are kept, calls in progress are settled
-  // (record_in_progress.cpp).
-  void async_status(void* comm, int async_error, uint64_t asked_ns) noexcept;
+  // communicators become active (or failed), errors are kept, calls in progress are settled
+  // (record_in_progress.cpp). `error_text`: ncclGetLastError's words for an error, or null.
+  void async_status(void* comm, int async_error, uint64_t asked_ns, const char* error_text) noexcept;
   void nccl_version(int version) noexcept;
   // A call returned an error (the failure path only): whether the ledger still wants the text
   // (only the process's first failure is kept, so later ones skip asking NCCL), and keeping it.
@@ -125,7 +125,7 @@ class Recorder {
   ledger::RecordStart start_record(ledger::Op op, uint32_t comm, uint64_t now_ns) noexcept;
   // A call on `comm` returned ncclInProgress; and settling such calls (record_in_progress.cpp).
   void note_in_progress(uint32_t comm) noexcept;
-  void settle_in_progress(uint32_t comm, int async_error, uint64_t asked_ns) noexcept;
+  void settle_in_progress(uint32_t comm, int async_error, uint64_t asked_ns, const char* error_text) noexcept;
 
   Config config_;
   std::string dir_;

@@ -41,6 +41,8 @@ bool nonblocking(const ncclConfig_t* config) {
 // process fails at once, before joining anyone, as the real NCCL does on a machine without a
 // usable GPU (ncclUnhandledCudaError) or network (ncclSystemError), with a text of the kind the
 // real ncclGetLastError gives. The other ranks then wait for this one, as with the real library.
+// A nonblocking init (config.blocking = 0) fails the same way, except that errors other than
+// ncclUnhandledCudaError come later, from its background work (ncclCommGetAsyncError).
 ncclResult_t injected_init_error(const char* api) {
   const char* raw = std::getenv("HANGSHIM_FAKE_INIT_ERROR");
   if (raw == nullptr || *raw == '\0') return ncclSuccess;
@@ -65,7 +67,15 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
                        bool wait, const char* api, bool blocking = true) {
   if (out == nullptr) return fail(ncclInvalidArgument, "fakenccl: {}: comm pointer is NULL", api);
   *out = nullptr;
-  if (ncclResult_t r = injected_init_error(api); r != ncclSuccess) return r;
+  // An injected failure comes at once, as the real NCCL fails without a usable GPU even for a
+  // nonblocking init; a nonblocking init's other failures (network, a remote rank) come from
+  // its background work, through ncclCommGetAsyncError.
+  const char* injected = std::getenv("HANGSHIM_FAKE_INIT_ERROR");
+  const bool inject_later = !blocking && injected != nullptr && *injected != '\0' &&
+                            std::string_view(injected) != "ncclUnhandledCudaError";
+  if (!inject_later) {
+    if (ncclResult_t r = injected_init_error(api); r != ncclSuccess) return r;
+  }
   if (nranks < 1 || nranks > kMaxRanks) {
     return fail(ncclInvalidArgument, "fakenccl: {}: nranks {} is outside 1..{} (the stand-in's limit)",
                 api, nranks, kMaxRanks);
@@ -84,7 +94,11 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
     // the background; ncclCommGetAsyncError says ncclInProgress until it is done (or failed).
     comm->async_error.store(ncclInProgress);
     *out = comm;
-    comm->init_thread = std::thread([comm, name, nranks, rank] {
+    comm->init_thread = std::thread([comm, name, nranks, rank, inject_later, api = std::string(api)] {
+      if (inject_later) {
+        comm->async_error.store(injected_init_error(api.c_str()));
+        return;
+      }
       ncclResult_t r = comm->segment.join(name, nranks, rank, Deadline::for_operation(), &comm->aborted);
       if (r == ncclSuccess) {
         OpList ops;
