@@ -95,9 +95,17 @@ int cmd_report(std::span<char*> args) {
   report::Diagnosis d = run_report(settings);
   print_input_errors(d);
   if (d.ledgers == 0) {
-    fmt::print(stderr, "hangshim: no ledger could be read{} (run the job with `hangshim run` or "
-                       "LD_PRELOAD=libhangshim.so; ledgers are in $HANGSHIM_DIR, default /dev/shm/hangshim-$UID)\n",
-               settings.paths.empty() ? fmt::format(" in {}", default_ledger_dir()) : "");
+    // Why files that were read are not used (no rank, ...): otherwise the line below would be
+    // all the user sees.
+    for (const auto& w : d.warnings) fmt::print(stderr, "hangshim: {}\n", w);
+    std::string where = settings.paths.empty() ? fmt::format(" in {}", default_ledger_dir()) : "";
+    if (!d.warnings.empty()) {
+      fmt::print(stderr, "hangshim: no ledger{} could be used (see above)\n", where);
+    } else {
+      fmt::print(stderr, "hangshim: no ledger could be read{} (run the job with `hangshim run` or "
+                         "LD_PRELOAD=libhangshim.so; ledgers are in $HANGSHIM_DIR, default /dev/shm/hangshim-$UID)\n",
+                 where);
+    }
     if (json) fmt::print("{}", report::render_report_json(d));
     return 1;
   }

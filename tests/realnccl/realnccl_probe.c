@@ -8,6 +8,10 @@
  *                                            "init RANK CALL CODE NAME|TEXT" (NAME from nccl.h's
  *                                            own enum constants). Exit 3 when init failed, 0 when
  *                                            it worked (the communicator is destroyed).
+ *   realnccl_probe init_all NDEV             ncclCommInitAll over NDEV devices (one process
+ *                                            makes every rank). Prints
+ *                                            "init 0 ncclCommInitAll CODE NAME|TEXT"; exit as
+ *                                            for init.
  *   realnccl_probe bcast                     one ncclBcast(buf, 1, ncclFloat, 0, NULL, NULL).
  *                                            Prints "bcast CODE NAME|TEXT"; exit 0.
  *   realnccl_probe version                   ncclGetVersion, then the bcast above (a query
@@ -83,6 +87,17 @@ static int init_case(int rank, int nranks, const char* path) {
   return 0;
 }
 
+static int init_all_case(int ndev) {
+  ncclComm_t comms[8] = {0};
+  if (ndev < 1 || ndev > 8) return 2;
+  ncclResult_t r = ncclCommInitAll(comms, ndev, NULL);
+  printf("init 0 ncclCommInitAll %d %s|%s\n", (int)r, result_name(r), r == ncclSuccess ? "" : last_error());
+  fflush(stdout);
+  if (r != ncclSuccess) return 3;
+  for (int i = 0; i < ndev; ++i) ncclCommDestroy(comms[i]);
+  return 0;
+}
+
 static void bcast(void) {
   float buf[1] = {1.0f};
   ncclResult_t r = ncclBcast(buf, 1, ncclFloat, 0, NULL, NULL);
@@ -93,6 +108,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "init") == 0 && argc == 5) return init_case(atoi(argv[2]), atoi(argv[3]), argv[4]);
+  if (strcmp(mode, "init_all") == 0 && argc == 3) return init_all_case(atoi(argv[2]));
   if (strcmp(mode, "bcast") == 0) {
     bcast();
     return 0;
@@ -104,6 +120,6 @@ int main(int argc, char** argv) {
     bcast();
     return 0;
   }
-  fprintf(stderr, "usage: realnccl_probe init RANK NRANKS IDFILE | bcast | version\n");
+  fprintf(stderr, "usage: realnccl_probe init RANK NRANKS IDFILE | init_all NDEV | bcast | version\n");
   return 2;
 }

@@ -153,6 +153,21 @@ def case_init_failure_python(c):
     check_init_report(c, printed)
 
 
+def case_init_all_failure(c):
+    """ncclCommInitAll: one process sets up every device's communicator (no RANK variable). The
+    real library fails it without a GPU; the report reads the one rank-less process as the job
+    and gives the init_failed verdict naming ncclCommInitAll and NCCL's own words."""
+    argv = [c.args.hangshim, "run", "--quiet", "--shim", c.args.shim, "--dir", c.ledgers, "--", c.args.probe, "init_all", "2"]
+    p = subprocess.run(argv, env=c.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180)
+    lines = [m.groups() for m in map(INIT_LINE.match, p.stdout.splitlines()) if m]
+    expect(len(lines) == 1, "no init line (exit %d): %s %s" % (p.returncode, p.stdout, p.stderr))
+    rank, call, code, name, text = lines[0]
+    if int(code) == 0:
+        raise Skip("ncclCommInitAll succeeded here (usable GPUs): no init failure to test")
+    expect(p.returncode == 3 and call == "ncclCommInitAll", "exit %d after %s" % (p.returncode, lines[0]))
+    check_init_report(c, {0: (call, int(code), name, text)})
+
+
 BCAST_LINE = re.compile(r"^bcast (-?\d+) (\w+)\|(.*)$")
 
 
@@ -201,6 +216,7 @@ def case_version(c):
 
 
 CASES = {"init_failure": case_init_failure, "init_failure_python": case_init_failure_python,
+         "init_all_failure": case_init_all_failure,
          "bcast_one_record": case_bcast_one_record, "version": case_version}
 
 

@@ -148,6 +148,28 @@ TEST_CASE("report inputs: an earlier run's ledger of the same rank is set aside 
   CHECK(inputs.warnings[0].find("an older process") != std::string::npos);
 }
 
+TEST_CASE("report inputs: the only process of a job without RANK is its rank 0, two such processes are set aside") {
+  // ncclCommInitAll: one process makes every device's communicator and sets no RANK.
+  ledger_test::TempDir dir;
+  synth::Rank single = make_rank(0, 1);
+  single.rank = -1;
+  single.comms.clear();
+  single.pid = 5001;
+  REQUIRE(synth::write(dir.path(), single));
+  Inputs one = load(dir.path());
+  REQUIRE(one.ranks.size() == 1);
+  CHECK(one.ranks[0].rank == 0);
+  REQUIRE(one.warnings.size() == 1);
+  CHECK(one.warnings[0].find("no RANK variable; read as the only process of its job (rank 0)") != std::string::npos);
+  // A second rank-less process: which job is which is not known, so neither is guessed.
+  single.pid = 5002;
+  REQUIRE(synth::write(dir.path(), single));
+  Inputs two = load(dir.path());
+  CHECK(two.ranks.empty());
+  REQUIRE(two.warnings.size() == 2);
+  CHECK(two.warnings[1].find("has no rank") != std::string::npos);
+}
+
 TEST_CASE("report inputs: an export carries its node's ledgers byte for byte") {
   Job job(4);
   for (int r = 0; r < 4; ++r) steps(job[r], 0, r == 2 ? 5 : 6, r != 2);

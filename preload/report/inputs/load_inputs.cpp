@@ -119,6 +119,14 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
 }
 
 void settle_inputs(Inputs& inputs) {
+  // One process and no rank: a single-process job (ncclCommInitAll over all its GPUs, or a
+  // program that never set RANK); it is the whole job, so it is read as rank 0.
+  if (inputs.ranks.size() == 1 && inputs.ranks[0].rank < 0) {
+    RankView& only = inputs.ranks[0];
+    only.rank = 0;
+    inputs.warnings.push_back(fmt::format("{}: pid {} on {} has no RANK variable; read as the only process of its job (rank 0)",
+                                          only.source, only.header.pid, only.header.host));
+  }
   std::vector<RankView> kept;
   std::map<int, size_t> by_rank;
   for (auto& view : inputs.ranks) {
