@@ -28,7 +28,7 @@ void write_header(JsonWriter& j, const LedgerHeader& h) {
   j.key("first_error");
   if (h.first_error.present) {
     const FirstError& e = h.first_error;
-    j.begin_object().field("record", e.record).field("op", op_name(e.op)).field("call", nccl_function_name(e.op));
+    j.begin_object().field("record", e.record).field("op", op_name(e.op)).field("call", nccl_function_name(e.op, e.flags));
     j.field("result", e.result).field("result_name", result_name(e.result)).field("text", e.text).end_object();
   } else {
     j.null();
@@ -65,7 +65,7 @@ void write_comm(JsonWriter& j, const CommInfo& c) {
 
 void write_record(JsonWriter& j, const CallRecord& r) {
   j.begin_object();
-  j.field("index", r.index).field("op", display_op(r)).field("nccl_op", op_name(r.op));
+  j.field("index", r.index).field("op", display_op(r)).field("nccl_op", op_name(r.op)).field("call", nccl_function_name(r.op, r.flags));
   j.field("comm", r.comm).field("comm_key", format_key(r.comm_key)).field("seq", r.seq);
   j.field("count", r.count).field("dtype", dtype_name(r.dtype)).field("red_op", red_op_name(r.red_op));
   j.field("peer", r.peer).field("stream", r.stream).field("thread", r.thread).field("group", r.group);

@@ -109,7 +109,7 @@ void render_header(std::string& out, const Ledger& ledger, const LedgerRenderOpt
                      std::min<uint64_t>(h.ring_head, h.ring_capacity), h.stall_seconds);
   if (h.first_error.present) {
     const FirstError& e = h.first_error;
-    out += fmt::format("error    {} returned {}{}{}\n", nccl_function_name(e.op), result_name(e.result),
+    out += fmt::format("error    {} returned {}{}{}\n", nccl_function_name(e.op, e.flags), result_name(e.result),
                        e.record != 0 ? fmt::format(" (record #{})", e.record) : "",
                        e.text.empty() ? "" : fmt::format(": {}", e.text));
   }

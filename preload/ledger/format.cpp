@@ -115,4 +115,9 @@ std::string result_name(int32_t result) {
 
 const char* nccl_function_name(uint8_t op) noexcept { return op < kOpCount ? kOpNames[op].nccl_function : "?"; }
 
+const char* nccl_function_name(uint8_t op, uint32_t record_flags) noexcept {
+  if (op == static_cast<uint8_t>(Op::Broadcast) && (record_flags & kRecordBcastForm) != 0) return "ncclBcast";
+  return nccl_function_name(op);
+}
+
 }  // namespace hangshim::ledger

@@ -108,6 +108,8 @@ enum RecordFlag : uint16_t {
   kRecordInProgress = 1u << 7,     // returned ncclInProgress (a nonblocking communicator): launched
                                    // only once ncclCommGetAsyncError says ncclSuccess; until then
                                    // neither done nor failed
+  kRecordBcastForm = 1u << 8,      // a broadcast made with ncclBcast (the in-place form), not
+                                   // ncclBroadcast: the same collective, named as the caller wrote it
 };
 
 // CallsiteEntry::flags
@@ -186,7 +188,7 @@ struct Header {
   uint32_t error_op;            // Op of the failed call
   uint64_t error_record;        // the failed call's record index (RingEntry::index), 0 if not recorded
   int32_t error_result;         // the ncclResult_t it returned
-  uint32_t reserved4;
+  uint32_t error_flags;         // the failed call's RecordFlag bits (which function: ncclBcast)
   char error_text[256];         // ncclGetLastError's text, NUL-terminated, cut at kErrorTextMax bytes
 };
 
@@ -309,6 +311,8 @@ std::string result_name(int32_t result);
 // A recorded init/life-cycle call by its NCCL function: "ncclCommInitRank" (also covers
 // ncclCommInitRankConfig: one Op), "ncclCommSplit"; collectives give "ncclAllReduce" etc.
 const char* nccl_function_name(uint8_t op) noexcept;
+// The same for one call, from its record flags: ncclBcast for a broadcast made with it.
+const char* nccl_function_name(uint8_t op, uint32_t record_flags) noexcept;
 // ncclInProgress: a nonblocking communicator's call that NCCL has not launched yet.
 inline constexpr int32_t kInProgressResult = 7;
 // An error the ledger records: not success, not ncclInProgress (7), not "still inside" (-1).

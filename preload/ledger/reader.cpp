@@ -211,6 +211,7 @@ class Parser {
     e.op = static_cast<uint8_t>(op);
     e.record = record;
     e.result = load_relaxed(h.error_result);
+    e.flags = load_relaxed(h.error_flags);
     e.text = load_text(h.error_text);
   }
 

@@ -26,6 +26,7 @@ struct FirstError {
   uint64_t record = 0;  // the failed call's record index, 0 when it was not recorded
   int32_t result = 0;   // ncclResult_t
   uint8_t op = 0;       // Op
+  uint32_t flags = 0;   // the call's RecordFlag bits (kRecordBcastForm: ncclBcast)
   std::string text;     // ncclGetLastError's words, "" when NCCL gave none
 };
 

@@ -245,7 +245,7 @@ uint32_t Writer::add_callsite(std::span<const FrameText> frames, int16_t user_fr
   return slot + 1;
 }
 
-bool Writer::set_first_error(uint64_t record, int32_t result, Op op, const char* text) noexcept {
+bool Writer::set_first_error(uint64_t record, int32_t result, Op op, const char* text, uint32_t record_flags) noexcept {
   Header& h = *header_;
   uint32_t expected = static_cast<uint32_t>(ErrorState::None);
   if (!__atomic_compare_exchange_n(&h.error_state, &expected, static_cast<uint32_t>(ErrorState::Writing), false,
@@ -255,6 +255,7 @@ bool Writer::set_first_error(uint64_t record, int32_t result, Op op, const char*
   store_relaxed(h.error_op, static_cast<uint32_t>(op));
   store_relaxed(h.error_record, record);
   store_relaxed(h.error_result, result);
+  store_relaxed(h.error_flags, record_flags);
   size_t n = text != nullptr ? strnlen(text, kErrorTextMax) : 0;
   for (size_t i = 0; i < n; ++i) store_relaxed(h.error_text[i], text[i]);
   store_relaxed(h.error_text[n], '\0');

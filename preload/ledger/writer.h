@@ -201,7 +201,7 @@ class Writer {
   void add_features(uint32_t features) noexcept { __atomic_fetch_or(&header_->features, features, __ATOMIC_RELAXED); }
   // The process's first failed call (format.h, Header::error_state): `text` is read up to
   // kErrorTextMax bytes (strnlen: it need not be terminated). Later calls do nothing; false then.
-  bool set_first_error(uint64_t record, int32_t result, Op op, const char* text) noexcept;
+  bool set_first_error(uint64_t record, int32_t result, Op op, const char* text, uint32_t record_flags = 0) noexcept;
   // Text fields written after publication (readers may see them half-written; they are
   // informational and written once, before the state change that makes them interesting).
   void set_text(char* field, size_t capacity, std::string_view text) noexcept;

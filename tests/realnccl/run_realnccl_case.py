@@ -190,12 +190,12 @@ def case_bcast_one_record(c):
     # inside it must not make a second record.
     expect(len(records) == 1, "one call, %d records: %s" % (len(records), [(r["nccl_op"], r["result"]) for r in records]))
     r = records[0]
-    expect(r["nccl_op"] == "broadcast" and r["result"] == code and r["result_name"] == name,
+    expect(r["nccl_op"] == "broadcast" and r["call"] == "ncclBcast" and r["result"] == code and r["result_name"] == name,
            "the record %s; the program's ncclBcast returned %s (%d)" % (r, name, code))
     if code != 0:
         e = ledger["first_error"]
-        expect(e is not None and e["record"] == r["index"] and e["text"] == text[:200],
-               "first error %s; the program's ncclGetLastError %r" % (e, text))
+        expect(e is not None and e["record"] == r["index"] and e["text"] == text[:200] and e["call"] == "ncclBcast",
+               "first error %s; the program's ncclBcast, ncclGetLastError %r" % (e, text))
     print("one record: %s returned %s" % (r["nccl_op"], r["result_name"]))
 
 

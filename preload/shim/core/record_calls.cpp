@@ -79,6 +79,7 @@ CallToken Recorder::begin(const CallInfo& call) noexcept {
   s.dtype = call.dtype >= 0 && call.dtype < 255 ? static_cast<uint8_t>(call.dtype) : uint8_t{255};
   s.red_op = call.red_op;
   s.peer = call.peer;
+  s.flags |= call.flags;
   if (callsites_) {
     CallsiteHit hit = callsites_->capture();
     s.callsite = hit.id;

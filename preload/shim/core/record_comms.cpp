@@ -220,7 +220,10 @@ bool Recorder::wants_error_text() const noexcept {
 }
 
 void Recorder::note_failure(const CallToken& t, int result, const char* text) noexcept {
-  writer_->set_first_error(t.index, result, t.op, text);
+  // The failure path only: the record's flags say which function it was (ncclBcast).
+  RingEntry e;
+  uint32_t flags = t.index != 0 && writer_->read_slot(t.index, e) && e.index == t.index ? e.flags : 0;
+  writer_->set_first_error(t.index, result, t.op, text, flags);
 }
 
 void Recorder::nccl_version(int version) noexcept { store_relaxed(writer_->header().nccl_version, version); }

@@ -42,6 +42,7 @@ struct CallInfo {
   int32_t dtype = -1;
   int32_t red_op = -1;
   int32_t peer = -1;
+  uint16_t flags = 0;  // RecordFlag bits the entry point knows (kRecordBcastForm)
 };
 
 // What end() needs to finish a record; plain data, lives on the wrapper's stack.
