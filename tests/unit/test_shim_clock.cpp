@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "shim/core/clock.h"
@@ -23,7 +24,8 @@ TEST_CASE("shim clock: now_ns stays within a millisecond of the wall clock") {
     CHECK(now <= after + 1000000);
     usleep(20000);
   }
-  MESSAGE("the clock reads the " << (clock_uses_tsc() ? "TSC" : "vDSO"));
+  std::string source = clock_uses_tsc() ? "TSC" : "vDSO";
+  MESSAGE("the clock reads the " << source);
 }
 
 // --- the line's rule (clock_line.h), driven by a simulated TSC and wall clock -------------
@@ -49,7 +51,8 @@ struct SimulatedClock {
     ++step;
     uint64_t measured_ns = static_cast<uint64_t>(static_cast<int64_t>(wall) + noise());
     uint64_t before = line.scale != 0 ? line_ns(line, tsc) : 0;
-    if (start_tsc != 0) line = next_clock_line(line, start_tsc, start_ns, tsc, measured_ns);
+    // As calibrate_clock(): a wall clock set back starts a new measurement instead.
+    if (start_tsc != 0 && measured_ns > start_ns) line = next_clock_line(line, start_tsc, start_ns, tsc, measured_ns);
     start_tsc = tsc;
     start_ns = measured_ns;
     return {before, line_ns(line, tsc)};
@@ -96,8 +99,36 @@ TEST_CASE("shim clock: a wall clock set by more than a millisecond is followed a
   c.calibrate_after(0);
   for (int i = 0; i < 3; ++i) c.calibrate_after(20000000);
   auto [before, after] = c.calibrate_after(20000000, -10000000000ll);  // set back 10 s
-  CHECK(before > after);
-  CHECK(distance(after, c.wall) < 1000);
+  CHECK(before == after);  // no measurement spans a clock set back: a new one starts
+  auto [was, now] = c.calibrate_after(20000000);  // which finds the line 10 s ahead
+  CHECK(was > now);
+  CHECK(distance(now, c.wall) < 1000);
   auto forward = c.calibrate_after(20000000, 3600000000000ll);  // forward an hour
   CHECK(distance(forward.second, c.wall) < 1000);
+  // ... at the line's own rate, not one measured across the step.
+  auto next = c.calibrate_after(20000000);
+  CHECK(next.first == next.second);
+  CHECK(distance(next.second, c.wall) < 2000);
+}
+
+TEST_CASE("shim clock: a TSC that keeps disagreeing with the wall clock is given up, one jump is not") {
+  SimulatedClock c;
+  c.calibrate_after(0);
+  for (int i = 0; i < 3; ++i) c.calibrate_after(20000000);
+  int jumps = 0;
+  auto step = [&](int64_t wall_step) {
+    ClockLine before = c.line;
+    c.calibrate_after(20000000, wall_step);
+    if (c.line.base_tsc == before.base_tsc) return true;  // no new line (as calibrate_clock: not asked)
+    return tsc_still_trusted(jumps, before, c.line, c.tsc);
+  };
+  CHECK(step(-10000000000ll));  // the clock set back once: a new measurement starts
+  CHECK(step(0));               // which jumps, once
+  CHECK(jumps == 1);
+  CHECK(step(0));
+  CHECK(jumps == 0);
+  // Off by milliseconds at every calibration: a TSC that differs between CPUs.
+  CHECK(step(5000000));
+  CHECK(step(-5000000));
+  CHECK_FALSE(step(5000000));
 }

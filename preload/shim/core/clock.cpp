@@ -35,6 +35,7 @@ int g_supported = -1;  // -1 not checked, 0 no, 1 yes
 uint64_t g_start_tsc = 0;
 uint64_t g_start_ns = 0;
 ClockLine g_line;  // the published line, as the calibrating thread last set it
+int g_jumps = 0;   // calibrations in a row that found the line off by more than kMaxSlewNs
 
 constexpr uint64_t kMinInterval = 20000000;  // 20 ms between the two points of a measurement
 
@@ -60,12 +61,17 @@ bool file_has(const char* path, const char* const* words, size_t count, size_t l
   return found == count;
 }
 
-// The kernel keeps time with the TSC (so it found it invariant and synchronized across CPUs).
+// The kernel keeps time with the TSC: its clocksource is "tsc" (it found the TSC invariant and
+// synchronized across CPUs), or "kvm-clock" on an invariant TSC (KVM guests: kvm-clock is the
+// TSC scaled per vCPU by the host, and the kernel reads it in the vDSO only when the host marks
+// it stable across vCPUs). Either way calibrate_clock() checks the result against the wall clock
+// on every tick and gives the TSC up if it keeps disagreeing.
 bool tsc_trusted() {
-  const char* clocksource[] = {"tsc"};
+  const char* source = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+  const char* tsc[] = {"tsc"};
+  const char* kvm[] = {"kvm-clock"};
   const char* flags[] = {" constant_tsc", " nonstop_tsc"};
-  return file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource, 1, 1) &&
-         file_has("/proc/cpuinfo", flags, 2, 64);
+  return (file_has(source, tsc, 1, 1) || file_has(source, kvm, 1, 1)) && file_has("/proc/cpuinfo", flags, 2, 64);
 }
 
 // A (tsc, wall) pair read as close together as possible: the tightest of a few tries.
@@ -127,6 +133,11 @@ void calibrate_clock() noexcept {
   // Continuous with the line now_ns() reads, so it never steps back (clock_line.h).
   ClockLine line = next_clock_line(g_line, g_start_tsc, g_start_ns, tsc, ns);
   if (line.scale == 0) return;
+  if (!tsc_still_trusted(g_jumps, g_line, line, tsc)) {  // back to the vDSO for good
+    g_use_tsc.store(false, std::memory_order_relaxed);
+    g_supported = 0;
+    return;
+  }
   uint64_t sequence = g_sequence.load(std::memory_order_relaxed);
   g_sequence.store(sequence + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);

@@ -14,7 +14,9 @@ ClockLine next_clock_line(const ClockLine& current, uint64_t start_tsc, uint64_t
   if (current.scale == 0 || measured == 0) return ClockLine{tsc, ns, measured};
   uint64_t predicted = line_ns(current, tsc);
   int64_t error = static_cast<int64_t>(ns - predicted);  // > 0: the line runs behind the wall clock
-  if (error > kMaxSlewNs || error < -kMaxSlewNs) return ClockLine{tsc, ns, measured};  // the clock was set
+  // The clock was set: follow it at once, at the line's own rate (the measured one spans the
+  // step: an hour set forward within 20 ms would read as a rate 180 000 times too fast).
+  if (error > kMaxSlewNs || error < -kMaxSlewNs) return ClockLine{tsc, ns, current.scale};
   // Reach the wall clock again after one more interval as long as this one: the slope is the
   // rate plus error/ticks, kept within half and twice the measured rate (never flat). The rate
   // is the one just measured, unless the error is far beyond the measurement's noise: then the

@@ -37,4 +37,14 @@ inline uint64_t line_ns(const ClockLine& line, uint64_t tsc) noexcept {
 ClockLine next_clock_line(const ClockLine& current, uint64_t start_tsc, uint64_t start_ns, uint64_t tsc,
                           uint64_t ns) noexcept;
 
+// Whether the TSC still follows the wall clock: a wall clock set by hand makes the line jump
+// once; a TSC that is not synchronized across CPUs (the calibrating thread moves between them)
+// makes it jump again and again. `jumps` counts jumps in a row; after kMaxJumps the TSC is given up.
+inline constexpr int kMaxJumps = 3;
+inline bool tsc_still_trusted(int& jumps, const ClockLine& previous, const ClockLine& next, uint64_t tsc) noexcept {
+  bool jumped = previous.scale != 0 && next.base_ns != line_ns(previous, tsc);
+  jumps = jumped ? jumps + 1 : 0;
+  return jumps < kMaxJumps;
+}
+
 }  // namespace hangshim::shim
