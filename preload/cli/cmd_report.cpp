@@ -13,8 +13,9 @@ namespace hangshim::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hangshim report [PATH ...] [--json] [--rank LIST] [--comm NAME] [--library PATTERN]\n"
-    "                       [--no-stacks] [--heartbeat-timeout S] [--history N] [--exit-status]\n"
+    "usage: hangshim report [PATH ...] [--job KEY] [--pid PID] [--json] [--rank LIST] [--comm NAME]\n"
+    "                       [--library PATTERN] [--no-stacks] [--heartbeat-timeout S] [--history N]\n"
+    "                       [--exit-status]\n"
     "\n"
     "Reads the ledgers of every rank and says which rank stopped, on which line, in which\n"
     "iteration, and why. The first line is the verdict; detail follows.\n"
@@ -24,6 +25,14 @@ constexpr const char* kUsage =
     "error line on stderr and the report goes on with the rest. Ranks still running on this host\n"
     "have their Python stacks read (no stop, no ptrace attach).\n"
     "\n"
+    "Ledgers of several jobs (a directory keeps them after a job ends) are told apart by the job\n"
+    "each was started in (SLURM job, `hangshim run`, torchrun run, launching process) and by the\n"
+    "communicators they share. The report is about one job: the newest one with a process still\n"
+    "running (else the newest); the others are listed at the end.\n"
+    "\n"
+    "  --job KEY              the job to report on: a key as listed under \"other jobs\", or a SLURM job id\n"
+    "  --pid PID              the job of this process on this host: a rank, its launcher (torchrun), or\n"
+    "                         the `hangshim run` that started it (repeatable)\n"
     "  --json                 the diagnosis as JSON\n"
     "  --rank LIST            detail for these ranks only, e.g. 0-3,7 (the verdict is the whole job's)\n"
     "  --comm NAME            detail for this communicator only: a name (world, world/split1) or a key prefix\n"
@@ -66,6 +75,15 @@ int cmd_report(std::span<char*> args) {
       if (v == nullptr || !parse_rank_list(v, settings.diagnose.only_ranks)) {
         return usage_error("--rank needs a rank list such as 3 or 0-2,5");
       }
+    } else if (arg == "--job") {
+      const char* v = next();
+      if (v == nullptr || *v == '\0') return usage_error("--job needs a job key as listed under \"other jobs\", or a SLURM job id");
+      settings.job.job = v;
+    } else if (arg == "--pid") {
+      const char* v = next();
+      size_t pid = 0;
+      if (v == nullptr || !parse_count(v, pid) || pid == 0) return usage_error("--pid needs a process id such as 4242");
+      settings.job.pids.push_back(static_cast<int64_t>(pid));
     } else if (arg == "--comm") {
       const char* v = next();
       if (v == nullptr || *v == '\0') return usage_error("--comm needs a communicator name (world) or key prefix");

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "cli/report_common.h"
+#include "report/inputs/liveness.h"
+#include "shim/core/process_start.h"
 #include "cli/subcommands.h"
 
 namespace hangshim::cli {
@@ -122,6 +124,13 @@ int cmd_run(std::span<char*> args) {
   }
   if (!stall.empty()) ::setenv("HANGSHIM_STALL_SECONDS", stall.c_str(), 1);
   ::setenv("LD_PRELOAD", with_preload(std::getenv("LD_PRELOAD"), shim).c_str(), 1);
+  // The job's name for its ledgers: this process (it becomes the command: exec keeps the pid
+  // and start time), so that the report tells this job from others in the same directory. An
+  // outer `hangshim run` already named the job.
+  if (const char* outer = std::getenv("HANGSHIM_LAUNCHER"); outer == nullptr || *outer == '\0') {
+    int64_t self = ::getpid();
+    ::setenv("HANGSHIM_LAUNCHER", fmt::format("{}:{}:{}", report::this_host(), self, shim::process_start_ticks(self)).c_str(), 1);
+  }
   if (!quiet) {
     fmt::print(stderr, "hangshim: ledgers in {}; if the job hangs: hangshim report {}\n", std::getenv("HANGSHIM_DIR"),
                std::getenv("HANGSHIM_DIR"));

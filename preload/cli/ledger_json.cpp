@@ -13,6 +13,8 @@ void write_header(JsonWriter& j, const LedgerHeader& h) {
   j.field("pid", h.pid).field("ppid", h.ppid).field("uid", h.uid).field("host", h.host);
   j.field("rank", h.rank).field("world_size", h.world_size).field("local_rank", h.local_rank);
   j.field("command", h.command).field("job", h.job);
+  j.field("slurm_job", h.slurm_job).field("run_id", h.run_id).field("master", h.master).field("launcher", h.launcher);
+  j.field("parent_start", h.parent_start);
   j.field("start_ns", h.start_ns).field("state", process_state_name(h.state)).field("heartbeat_ns", h.heartbeat_ns);
   j.field("exit_ns", h.exit_ns).field("stall_count", h.stall_count).field("stall_record", h.stall_record);
   j.field("stall_ns", h.stall_ns).field("stall_seconds", h.stall_seconds).field("stacks_file", h.stacks_file);

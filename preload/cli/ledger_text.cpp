@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ctime>
 
@@ -91,7 +92,16 @@ void render_header(std::string& out, const Ledger& ledger, const LedgerRenderOpt
   out += fmt::format("ledger   {} (format {}, written by hangshim {})\n", ledger.source, h.version, h.shim_version);
   out += fmt::format("process  pid {} on {}, {}, started {}\n", h.pid, h.host, rank_text(h), format_wall_time(h.start_ns));
   if (!h.command.empty()) out += fmt::format("command  {}\n", h.command);
-  if (!h.job.empty()) out += fmt::format("job      {}\n", h.job);
+  {
+    std::vector<std::string> facts;
+    if (!h.slurm_job.empty()) facts.push_back("slurm job " + h.slurm_job);
+    if (!h.run_id.empty()) facts.push_back("torchrun run " + h.run_id);
+    if (!h.master.empty()) facts.push_back("master " + h.master);
+    if (!h.launcher.empty()) facts.push_back("started by hangshim run " + h.launcher);
+    if (facts.empty() && !h.job.empty()) facts.push_back(h.job);  // a ledger of an earlier writer
+    facts.push_back(fmt::format("parent pid {}", h.ppid));
+    out += fmt::format("job      {}\n", fmt::join(facts, ", "));
+  }
   out += fmt::format("state    {}", process_state_name(h.state));
   if (h.state == static_cast<uint32_t>(ProcessState::Exited)) out += fmt::format(" at {}", format_wall_time(h.exit_ns));
   out += fmt::format(", heartbeat {}{}\n", format_wall_time(h.heartbeat_ns), age(h.heartbeat_ns, options.now_ns));

@@ -61,7 +61,7 @@ report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* kee
   inputs.now_ns = load.now_ns;
   std::vector<std::string> paths = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
   for (const auto& path : paths) report::load_path(path, inputs, load);
-  report::settle_inputs(inputs);
+  report::settle_inputs(inputs, settings.job, load.here);
   if (settings.stacks) report::attach_live_stacks(inputs);
   report::DiagnoseOptions options = settings.diagnose;
   options.patterns = load.patterns;

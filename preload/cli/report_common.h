@@ -9,6 +9,7 @@
 
 #include "report/analysis/analysis.h"
 #include "report/inputs/inputs.h"
+#include "report/inputs/jobs.h"
 #include "report/analysis/model.h"
 
 namespace hangshim::cli {
@@ -26,6 +27,7 @@ struct ReportSettings {
   bool stacks = true;                    // read live stacks of the ranks running here
   size_t history = 16;                   // newest calls kept per ledger (see ViewOptions)
   report::DiagnoseOptions diagnose;
+  report::JobSelection job;              // --job / --pid: which job of the ledgers read
 };
 
 // Reads every path (errors are collected, not fatal), attaches live stacks, diagnoses.

@@ -190,6 +190,14 @@ struct Header {
   int32_t error_result;         // the ncclResult_t it returned
   uint32_t error_flags;         // the failed call's RecordFlag bits (which function: ncclBcast)
   char error_text[256];         // ncclGetLastError's text, NUL-terminated, cut at kErrorTextMax bytes
+
+  // The job this process belongs to, as its environment and parent say (written once with the
+  // Identity block; zero in files of earlier writers). Readers group ledgers into jobs by it.
+  uint64_t parent_start;        // the parent's start time (/proc/PPID/stat: clock ticks since boot), 0 unknown
+  char slurm_job[32];           // SLURM_JOB_ID, ".SLURM_STEP_ID" when set
+  char run_id[64];              // TORCHELASTIC_RUN_ID (torchrun's rendezvous id)
+  char master[80];              // MASTER_ADDR:MASTER_PORT
+  char launcher[80];            // HANGSHIM_LAUNCHER: "host:pid:start" of the `hangshim run` that started it
 };
 
 enum class ErrorState : uint32_t {
@@ -282,6 +290,7 @@ static_assert(sizeof(RingEntry) == 128);
 static_assert(sizeof(CallsiteFrame) == 16);
 static_assert(sizeof(CallsiteEntry) == 32);
 static_assert(offsetof(Header, state) % 8 == 0 && offsetof(Header, ring_head) % 8 == 0);
+static_assert(offsetof(Header, parent_start) == 1184 && offsetof(Header, launcher) == 1368);  // FORMAT.md
 static_assert(offsetof(RingEntry, stamp) == 0 && offsetof(RingEntry, op) == 112);
 
 // Bounds a reader accepts (a writer never exceeds them).

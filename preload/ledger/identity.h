@@ -24,6 +24,12 @@ struct Identity {
   std::string job;
   std::string command;
   std::string shim_version;
+  // The job, as the environment and the parent say (Header's job block).
+  uint64_t parent_start = 0;  // the parent's start time in clock ticks since boot, 0 unknown
+  std::string slurm_job;      // SLURM_JOB_ID[.SLURM_STEP_ID]
+  std::string run_id;         // TORCHELASTIC_RUN_ID
+  std::string master;         // MASTER_ADDR:MASTER_PORT
+  std::string launcher;       // HANGSHIM_LAUNCHER ("host:pid:start" of `hangshim run`)
 };
 
 struct CommIdentity {

@@ -172,6 +172,11 @@ class Parser {
     o.command = load_text(h.command);
     o.python_version = load_text(h.python_version);
     o.shim_version = load_text(h.shim_version);
+    o.parent_start = load_relaxed(h.parent_start);
+    o.slurm_job = load_text(h.slurm_job);
+    o.run_id = load_text(h.run_id);
+    o.master = load_text(h.master);
+    o.launcher = load_text(h.launcher);
     o.state = load_acquire(h.state);
     o.stall_count = load_relaxed(h.stall_count);
     o.heartbeat_ns = load_relaxed(h.heartbeat_ns);

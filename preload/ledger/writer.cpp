@@ -154,6 +154,11 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
   copy_text(h.job, sizeof(h.job), identity.job);
   copy_text(h.command, sizeof(h.command), identity.command);
   copy_text(h.shim_version, sizeof(h.shim_version), identity.shim_version);
+  h.parent_start = identity.parent_start;
+  copy_text(h.slurm_job, sizeof(h.slurm_job), identity.slurm_job);
+  copy_text(h.run_id, sizeof(h.run_id), identity.run_id);
+  copy_text(h.master, sizeof(h.master), identity.master);
+  copy_text(h.launcher, sizeof(h.launcher), identity.launcher);
   h.state = static_cast<uint32_t>(ProcessState::Running);
   // Publish: a reader that sees the magic sees everything above.
   uint64_t magic;

@@ -46,6 +46,8 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   Diagnosis d;
   d.now_ns = inputs.now_ns;
   d.ledgers = inputs.ranks.size();
+  d.job = inputs.job;
+  d.other_jobs = inputs.other_jobs;
   d.errors = inputs.errors;
   d.warnings = inputs.warnings;
   for (const auto& v : inputs.ranks) {

@@ -64,6 +64,11 @@ struct Rank {
   hangshim::ledger::ProcessState state = hangshim::ledger::ProcessState::Running;
   bool watchdog = true;
   uint64_t heartbeat_ns = 0;
+  // The job it belongs to (Header's job block): empty/0 as written by a plain LD_PRELOAD run.
+  int64_t ppid = 0;
+  uint64_t parent_start = 0;
+  std::string slurm_job;
+  std::string launcher;
 };
 
 struct Geometry {
@@ -94,6 +99,10 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
   id.host = r.host;
   id.command = "python train.py";
   id.shim_version = "synthetic";
+  id.ppid = r.ppid;
+  id.parent_start = r.parent_start;
+  id.slurm_job = r.slurm_job;
+  id.launcher = r.launcher;
   std::string path = dir + "/" + ledger_file_name(r.host, id.pid, r.rank);
   auto made = Writer::create(path, geometry, id);
   if (!made) return nullptr;

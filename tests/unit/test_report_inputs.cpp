@@ -148,7 +148,7 @@ TEST_CASE("report inputs: an earlier run's ledger of the same rank is set aside 
   CHECK(inputs.warnings[0].find("an older process") != std::string::npos);
 }
 
-TEST_CASE("report inputs: the only process of a job without RANK is its rank 0, two such processes are set aside") {
+TEST_CASE("report inputs: the only process of a job without RANK is its rank 0, two such processes are two jobs") {
   // ncclCommInitAll: one process makes every device's communicator and sets no RANK.
   ledger_test::TempDir dir;
   synth::Rank single = make_rank(0, 1);
@@ -161,13 +161,17 @@ TEST_CASE("report inputs: the only process of a job without RANK is its rank 0, 
   CHECK(one.ranks[0].rank == 0);
   REQUIRE(one.warnings.size() == 1);
   CHECK(one.warnings[0].find("no RANK variable; read as the only process of its job (rank 0)") != std::string::npos);
-  // A second rank-less process: which job is which is not known, so neither is guessed.
+  // A second rank-less process, started later, launched by nobody the first knows: another
+  // job. The report is about the newest; the other is listed.
   single.pid = 5002;
+  single.start_ns = kStart + 1000;
   REQUIRE(synth::write(dir.path(), single));
   Inputs two = load(dir.path());
-  CHECK(two.ranks.empty());
-  REQUIRE(two.warnings.size() == 2);
-  CHECK(two.warnings[1].find("has no rank") != std::string::npos);
+  REQUIRE(two.ranks.size() == 1);
+  CHECK(two.ranks[0].header.pid == 5002);
+  CHECK(two.ranks[0].rank == 0);
+  REQUIRE(two.other_jobs.size() == 1);
+  CHECK(two.other_jobs[0].key.find(":5001:") != std::string::npos);
 }
 
 TEST_CASE("report inputs: an export carries its node's ledgers byte for byte") {

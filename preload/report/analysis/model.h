@@ -163,6 +163,10 @@ struct Diagnosis {
   std::vector<std::string> warnings;
   size_t ledgers = 0;
   uint64_t now_ns = 0;
+  JobSummary job;                      // the job diagnosed
+  std::vector<JobSummary> other_jobs;  // other jobs whose ledgers were read, newest first
+  // No process of the job runs any more: the verdict is its last state, not a current hang.
+  bool ended() const { return job.ledgers > 0 && job.running == 0; }
 };
 
 }  // namespace hangshim::report

@@ -87,6 +87,17 @@ struct RankView {
   const LocalSite* site(uint32_t id) const;
 };
 
+// One job among the ledgers read (jobs.h says how ledgers are grouped).
+struct JobSummary {
+  std::string key;            // "slurm:123.0", "launcher:host:pid:start", "parent:host:pid:start", ...
+  std::string name;           // in words: "SLURM job 123.0", "the job started by pid 42 on node1"
+  size_t ledgers = 0;
+  size_t running = 0;         // processes alive (or not judged: another host's)
+  bool exited = false;        // every process recorded its exit (else: killed or crashed)
+  uint64_t started_ns = 0;    // its earliest ledger
+  uint64_t last_seen_ns = 0;  // its latest heartbeat or exit
+};
+
 struct InputError {
   std::string source;
   std::string message;  // one line: what is wrong and what to do
@@ -100,6 +111,8 @@ struct Inputs {
   std::vector<InputError> errors;
   std::vector<std::string> warnings;
   uint64_t now_ns = 0;
+  JobSummary job;                      // the job `ranks` belong to
+  std::vector<JobSummary> other_jobs;  // the others found, newest first (not analysed)
 };
 
 struct ViewOptions {

@@ -118,7 +118,12 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
   load_ledger_file(path, inputs, options);  // the reader names links and non-files precisely
 }
 
-void settle_inputs(Inputs& inputs) {
+void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::string& here) {
+  std::string error;
+  if (!select_job(inputs.ranks, selection, here, inputs.job, inputs.other_jobs, error)) {
+    inputs.errors.push_back({"--job", error});
+    return;
+  }
   // One process and no rank: a single-process job (ncclCommInitAll over all its GPUs, or a
   // program that never set RANK); it is the whole job, so it is read as rank 0.
   if (inputs.ranks.size() == 1 && inputs.ranks[0].rank < 0) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/inputs/inputs.h"
+#include "report/inputs/jobs.h"
 #include "report/inputs/library_frames.h"
 
 namespace hangshim::report {
@@ -27,8 +28,10 @@ void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, co
 // In export_read.cpp.
 void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
 
-// After everything is loaded: one ledger per rank (the newest, when a directory still holds an
-// earlier run's), ledgers without a rank set aside; each with a warning.
-void settle_inputs(Inputs& inputs);
+// After everything is loaded: the selected job's ledgers only (jobs.h; the others are listed in
+// other_jobs), one ledger per rank (the newest, when a directory still holds an earlier run's),
+// ledgers without a rank set aside; each with a warning. A selection that matches no job is an
+// error in `inputs.errors`, and no rank is left.
+void settle_inputs(Inputs& inputs, const JobSelection& selection = {}, const std::string& here = "");
 
 }  // namespace hangshim::report

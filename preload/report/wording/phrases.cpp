@@ -202,7 +202,18 @@ std::string comm_label(const Diagnosis& d, int comm) {
   return fmt::format("{} ({} ranks)", c.name, c.nranks);
 }
 
-std::string verdict_line(const Diagnosis& d) {
+namespace {
+
+// "4 s", "3 min 5 s", "2 h 10 min".
+std::string format_age(uint64_t ns) {
+  uint64_t s = ns / 1000000000ull;
+  if (s < 60) return fmt::format("{} s", s);
+  if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
+  return fmt::format("{} h {} min", s / 3600, s / 60 % 60);
+}
+
+// What the ledgers say the job's state is (verdict_line says whether it is current).
+std::string state_line(const Diagnosis& d) {
   if (d.primary < 0) return healthy_line(d);
   const Finding& f = d.findings[static_cast<size_t>(d.primary)];
   const std::string comm = comm_label(d, f.comm);
@@ -307,6 +318,17 @@ std::string verdict_line(const Diagnosis& d) {
     case Kind::Healthy: break;
   }
   return healthy_line(d);
+}
+
+}  // namespace
+
+std::string verdict_line(const Diagnosis& d) {
+  // A job that exited with nothing wrong says so itself ("all ranks finished").
+  if (!d.ended() || (d.job.exited && !d.problem)) return state_line(d);
+  // Never a current hang: every process of the job is gone. When, and how it ended, first.
+  uint64_t ago = d.now_ns > d.job.last_seen_ns && d.job.last_seen_ns != 0 ? d.now_ns - d.job.last_seen_ns : 0;
+  return fmt::format("ENDED: {} {} {} ago (no process of it runs); its last state: {}", d.job.name,
+                     d.job.exited ? "exited" : "was killed or crashed", format_age(ago), state_line(d));
 }
 
 std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {

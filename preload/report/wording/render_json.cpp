@@ -120,6 +120,7 @@ std::string render_report_json(const Diagnosis& d) {
   j.field("format", "hangshim-report").field("version", 1);
   j.key("verdict").begin_object();
   j.field("kind", kind_name(d.verdict)).field("problem", d.problem).field("summary", verdict_line(d));
+  j.field("ended", d.ended());
   if (d.primary >= 0) {
     const Finding& f = d.findings[static_cast<size_t>(d.primary)];
     write_ranks(j, "culprits", f.culprits);
@@ -196,6 +197,16 @@ std::string render_report_json(const Diagnosis& d) {
   for (const auto& w : d.warnings) j.value(w);
   j.end_array();
   j.field("ledgers", static_cast<uint64_t>(d.ledgers)).field("time_ns", d.now_ns);
+  auto job = [&](const JobSummary& s) {
+    j.begin_object().field("key", s.key).field("name", s.name).field("ledgers", static_cast<uint64_t>(s.ledgers));
+    j.field("running", static_cast<uint64_t>(s.running)).field("exited", s.exited);
+    j.field("started_ns", s.started_ns).field("last_seen_ns", s.last_seen_ns).end_object();
+  };
+  j.key("job");
+  job(d.job);
+  j.key("other_jobs").begin_array();
+  for (const auto& s : d.other_jobs) job(s);
+  j.end_array();
   j.end_object();
   return j.str() + "\n";
 }

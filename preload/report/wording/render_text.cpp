@@ -63,6 +63,15 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
     out += "\nnotes:\n";
     for (const auto& w : d.warnings) out += "  " + w + "\n";
   }
+  if (!d.other_jobs.empty()) {
+    out += fmt::format("\nother jobs in these ledgers (the verdict above is {}'s; hangshim report --job KEY for another):\n",
+                       d.job.name);
+    for (const auto& j : d.other_jobs) {
+      std::string state = j.running > 0 ? fmt::format("{} of {} processes running", j.running, j.ledgers)
+                                        : fmt::format("{} processes, {}", j.ledgers, j.exited ? "exited" : "gone (killed or crashed)");
+      out += fmt::format("  {}  {}: {}\n", j.key, j.name, state);
+    }
+  }
   return out;
 }
 

@@ -94,6 +94,15 @@ RankIdentity read_rank_identity(const EnvLookup& lookup) {
       break;
     }
   }
+  auto text = [&](const char* name) {
+    const char* value = lookup(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  id.slurm_job = text("SLURM_JOB_ID");
+  if (!id.slurm_job.empty() && !text("SLURM_STEP_ID").empty()) id.slurm_job += "." + text("SLURM_STEP_ID");
+  id.run_id = text("TORCHELASTIC_RUN_ID");
+  if (!text("MASTER_ADDR").empty() || !text("MASTER_PORT").empty()) id.master = text("MASTER_ADDR") + ":" + text("MASTER_PORT");
+  id.launcher = text("HANGSHIM_LAUNCHER");
   return id;
 }
 

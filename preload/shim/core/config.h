@@ -37,6 +37,10 @@ struct RankIdentity {
   int32_t world_size = -1;
   int32_t local_rank = -1;
   std::string job;  // TORCHELASTIC_RUN_ID, else SLURM_JOB_ID, else empty
+  std::string slurm_job;  // SLURM_JOB_ID[.SLURM_STEP_ID]
+  std::string run_id;     // TORCHELASTIC_RUN_ID
+  std::string master;     // MASTER_ADDR:MASTER_PORT
+  std::string launcher;   // HANGSHIM_LAUNCHER
 };
 RankIdentity read_rank_identity(const EnvLookup& lookup);
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "shim/core/callsite_capture.h"
+#include "shim/core/process_start.h"
 #include "shim/core/clock.h"
 #include "ledger/names.h"
 #include "shim/core/ledger_files.h"
@@ -146,6 +147,11 @@ Recorder* Recorder::create() noexcept {
     identity.host = r->host_;
     identity.command = read_command_line();
     identity.shim_version = HANGSHIM_VERSION;
+    identity.parent_start = process_start_ticks(identity.ppid);
+    identity.slurm_job = rank.slurm_job;
+    identity.run_id = rank.run_id;
+    identity.master = rank.master;
+    identity.launcher = rank.launcher;
     ledger::Geometry geometry;
     geometry.ring_capacity = config.ring;
     geometry.callsite_depth = config.callsite_depth;

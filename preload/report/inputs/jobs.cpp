@@ -1,0 +1,161 @@
+#include "report/inputs/jobs.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace hangshim::report {
+
+namespace {
+
+// Union-find over ledger indices.
+struct Groups {
+  std::vector<size_t> parent;
+  explicit Groups(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), size_t{0}); }
+  size_t find(size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  }
+  void join(size_t a, size_t b) { parent[find(a)] = find(b); }
+};
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.compare(0, prefix.size(), prefix) == 0; }
+
+bool running(const RankView& v) { return v.liveness == Liveness::Alive || v.liveness == Liveness::Unknown; }
+
+JobSummary summarize(const std::vector<RankView>& ranks, const std::vector<size_t>& members, const std::string& key) {
+  JobSummary s;
+  s.key = key;
+  s.name = job_name(key);
+  s.ledgers = members.size();
+  s.exited = true;
+  s.started_ns = UINT64_MAX;
+  for (size_t i : members) {
+    const RankView& v = ranks[i];
+    s.running += running(v) ? 1 : 0;
+    s.exited = s.exited && v.header.state == static_cast<uint32_t>(ledger::ProcessState::Exited);
+    s.started_ns = std::min(s.started_ns, v.header.start_ns);
+    s.last_seen_ns = std::max({s.last_seen_ns, v.header.heartbeat_ns, v.header.exit_ns, v.header.start_ns});
+  }
+  return s;
+}
+
+bool matches(const JobSummary& job, const std::vector<size_t>& members, const std::vector<RankView>& ranks,
+             const JobSelection& selection, const std::string& here) {
+  if (!selection.job.empty()) {
+    const std::string& want = selection.job;
+    bool by_key = job.key == want || job.key == "slurm:" + want || starts_with(job.key, "slurm:" + want + ".") ||
+                  (starts_with(want, "slurm:") && starts_with(job.key, want + "."));
+    if (!by_key) return false;
+  }
+  if (!selection.pids.empty()) {
+    bool found = std::any_of(members.begin(), members.end(), [&](size_t i) {
+      const ledger::LedgerHeader& h = ranks[i].header;
+      if (h.host != here) return false;
+      for (int64_t pid : selection.pids) {
+        // The process itself, its parent (the launcher that forked it), or the `hangshim run`
+        // that started the job.
+        if (h.pid == pid || h.ppid == pid || starts_with(h.launcher, fmt::format("{}:{}:", here, pid))) return true;
+      }
+      return false;
+    });
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string job_key(const ledger::LedgerHeader& h) {
+  if (!h.slurm_job.empty()) return "slurm:" + h.slurm_job;
+  if (!h.launcher.empty()) return "launcher:" + h.launcher;
+  if (!h.run_id.empty() && h.run_id != "none") return "torchrun:" + h.run_id;
+  if (h.ppid > 1) return fmt::format("parent:{}:{}:{}", h.host, h.ppid, h.parent_start);
+  return fmt::format("process:{}:{}:{}", h.host, h.pid, h.start_ns);
+}
+
+std::string job_name(const std::string& key) {
+  auto rest = [&](size_t n) { return key.substr(n); };
+  auto pid_on = [](const std::string& host_pid_start) {
+    // "host:pid:start" -> "pid P on HOST"
+    size_t last = host_pid_start.rfind(':');
+    size_t mid = last == std::string::npos || last == 0 ? std::string::npos : host_pid_start.rfind(':', last - 1);
+    if (mid == std::string::npos) return host_pid_start;
+    return fmt::format("pid {} on {}", host_pid_start.substr(mid + 1, last - mid - 1), host_pid_start.substr(0, mid));
+  };
+  if (starts_with(key, "slurm:")) return "SLURM job " + rest(6);
+  if (starts_with(key, "launcher:")) return "the job hangshim run started as " + pid_on(rest(9));
+  if (starts_with(key, "torchrun:")) return "torchrun run " + rest(9);
+  if (starts_with(key, "parent:")) return "the job launched by " + pid_on(rest(7));
+  if (starts_with(key, "process:")) return "the single process " + pid_on(rest(8));
+  return key;
+}
+
+bool select_job(std::vector<RankView>& ranks, const JobSelection& selection, const std::string& here,
+                JobSummary& chosen, std::vector<JobSummary>& others, std::string& error) {
+  others.clear();
+  chosen = JobSummary{};
+  if (ranks.empty()) return true;
+  Groups groups(ranks.size());
+  std::map<std::string, size_t> by_key;
+  std::map<uint64_t, size_t> by_comm;
+  std::vector<std::string> keys(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    keys[i] = job_key(ranks[i].header);
+    if (auto [it, fresh] = by_key.emplace(keys[i], i); !fresh) groups.join(i, it->second);
+    for (const auto& c : ranks[i].comms) {
+      if (c.key == 0) continue;
+      if (auto [it, fresh] = by_comm.emplace(c.key, i); !fresh) groups.join(i, it->second);
+    }
+  }
+  std::map<size_t, std::vector<size_t>> members;
+  for (size_t i = 0; i < ranks.size(); ++i) members[groups.find(i)].push_back(i);
+  struct Job {
+    JobSummary summary;
+    std::vector<size_t> members;
+  };
+  std::vector<Job> jobs;
+  for (auto& [root, list] : members) {
+    // The job's name: the key most of its ledgers carry (the others joined by a communicator).
+    std::map<std::string, size_t> votes;
+    for (size_t i : list) ++votes[keys[i]];
+    auto best = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    jobs.push_back({summarize(ranks, list, best->first), list});
+  }
+  // Newest first: the order the other jobs are listed in, and the default's tie-break.
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.summary.started_ns > b.summary.started_ns; });
+  size_t pick = jobs.size();
+  bool asked = !selection.job.empty() || !selection.pids.empty();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (asked ? matches(jobs[j].summary, jobs[j].members, ranks, selection, here) : jobs[j].summary.running > 0) {
+      pick = j;
+      break;
+    }
+  }
+  if (pick == jobs.size() && !asked) pick = 0;  // none runs: the newest
+  if (pick == jobs.size()) {
+    std::vector<std::string> listed;
+    for (const auto& j : jobs) listed.push_back(j.summary.key);
+    error = fmt::format("no job {}{}{} among the ledgers read (they hold: {}; pass one of these to --job)",
+                        selection.job.empty() ? "" : selection.job, !selection.job.empty() && !selection.pids.empty() ? " with " : "",
+                        selection.pids.empty() ? "" : fmt::format("a process pid {}", fmt::join(selection.pids, "/")),
+                        fmt::join(listed, ", "));
+    ranks.clear();
+    return false;
+  }
+  chosen = jobs[pick].summary;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (j != pick) others.push_back(jobs[j].summary);
+  }
+  if (jobs.size() > 1) {
+    std::vector<RankView> kept;
+    for (size_t i : jobs[pick].members) kept.push_back(std::move(ranks[i]));
+    ranks = std::move(kept);
+  }
+  return true;
+}
+
+}  // namespace hangshim::report
