@@ -9,9 +9,11 @@ The expected facts come from what the ranks printed (their own results and choic
 the ledgers; the verdicts from `hangshim report --json`."""
 
 import json
+import signal
 import os
 import subprocess
 import sys
+import time
 
 from run_shim_case import case_main, expect
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
@@ -284,9 +286,84 @@ def case_nonblocking_init_error(c):
            "failures %s" % failures)
 
 
+def case_two_jobs(c):
+    """Two hung jobs, each started with `hangshim run` into the same ledger directory: job A
+    (window_skip: rank N-1 skips the window registration) and then job B (nonblocking_skip: rank
+    N-1 skips all_reduce #2). The report speaks about one job at a time: by default the newest
+    one running (B), listing A; --pid picks A by its launcher; with B killed the default is A;
+    with both gone it is B, headed ENDED, never a current hang. Which job is which comes from
+    the pids `hangshim run` ran as (it execs the driver, which forks the ranks)."""
+    jobs = {}
+
+    def start(mode):
+        out = open(os.path.join(c.dir, mode + ".out"), "w")
+        argv = [c.args.hangshim, "run", "--quiet", "--shim", c.args.shim, "--dir", c.ledgers, "--", c.args.driver, mode, str(N)]
+        jobs[mode] = subprocess.Popen(argv, env=c.env(shim=False), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return jobs[mode]
+
+    def hung(job):
+        # Every rank of this job has a ledger, and every rank but the skipping one has an open call
+        # (the skipping rank may wait in another call, or outside NCCL).
+        mine = [c.read(path) for path in c.ledger_files()]
+        mine = [ledger for ledger in mine if ledger["process"]["ppid"] == job.pid]
+        if len(mine) < N:
+            return False
+        open_ranks = sorted(ledger["process"]["rank"] for ledger in mine
+                            if any(r["seq"] > 0 and not r["completed_ns"] for r in ledger["records"]))
+        return set(range(N - 1)) <= set(open_ranks)
+
+    def wait_hung(job):
+        deadline = time.monotonic() + 120
+        while not hung(job):
+            expect(job.poll() is None, "job %d ended (status %s) before it hung" % (job.pid, job.returncode))
+            expect(time.monotonic() < deadline, "job %d did not hang within 120 s" % job.pid)
+            time.sleep(0.1)
+
+    def report_json(*options):
+        p = subprocess.run([c.args.hangshim, "report", "--json", "--no-stacks"] + list(options) + [c.ledgers],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        expect(p.stdout.strip().startswith("{"), "report %s gave no JSON (status %d): %s" % (options, p.returncode, p.stderr))
+        return json.loads(p.stdout)
+
+    def is_job(doc_job, job):
+        return doc_job["key"].startswith("launcher:") and (":%d:" % job.pid) in doc_job["key"]
+
+    def kill(job):
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+
+    try:
+        a = start("window_skip")
+        wait_hung(a)
+        b = start("nonblocking_skip")
+        wait_hung(b)
+        doc = report_json()
+        expect(is_job(doc["job"], b), "default job %s, expected job B (pid %d)" % (doc["job"], b.pid))
+        expect(len(doc["other_jobs"]) == 1 and is_job(doc["other_jobs"][0], a), "other jobs %s" % doc["other_jobs"])
+        summary = doc["verdict"]["summary"]
+        expect(doc["verdict"]["problem"] and "all_reduce" in summary and "window_register" not in summary,
+               "job B's verdict: %s" % summary)
+        doc = report_json("--pid", str(a.pid))
+        expect(is_job(doc["job"], a) and "window_register" in doc["verdict"]["summary"],
+               "--pid %d: job %s, verdict %s" % (a.pid, doc["job"], doc["verdict"]["summary"]))
+        kill(b)
+        doc = report_json()
+        expect(is_job(doc["job"], a) and not doc["verdict"]["ended"], "with B killed: job %s" % doc["job"])
+        kill(a)
+        doc = report_json()
+        expect(is_job(doc["job"], b), "with both gone: job %s (expected the newest, B)" % doc["job"])
+        expect(doc["verdict"]["ended"] and doc["verdict"]["summary"].startswith("ENDED: ") and
+               "was killed or crashed" in doc["verdict"]["summary"], "an ended job: %s" % doc["verdict"]["summary"])
+    finally:
+        for job in jobs.values():
+            if job.poll() is None:
+                kill(job)
+
+
 CASES = {"window": case_window, "window_skip": case_window_skip, "revoke": case_revoke,
          "nonblocking": case_nonblocking, "nonblocking_absent": case_nonblocking_absent,
-         "nonblocking_skip": case_nonblocking_skip, "nonblocking_init_error": case_nonblocking_init_error}
+         "nonblocking_skip": case_nonblocking_skip, "nonblocking_init_error": case_nonblocking_init_error,
+         "two_jobs": case_two_jobs}
 
 
 if __name__ == "__main__":
