@@ -6,6 +6,8 @@
 
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
+#include "report/inputs/shim_processes.h"
+#include "report/wording/phrases.h"
 #include "report/wording/render.h"
 
 namespace hangshim::cli {
@@ -111,12 +113,29 @@ int cmd_report(std::span<char*> args) {
     }
   }
   report::Diagnosis d = run_report(settings);
-  print_input_errors(d);
+  // No ledger, but the shim is loaded in processes writing here: the job never called NCCL
+  // (gloo, CPU), which is also why the directory may not exist. Say so, and where its stacks
+  // are, instead of advising to start it with the shim.
+  if (d.ledgers == 0) {
+    std::vector<std::string> dirs = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
+    d.shim_processes = report::find_shim_processes(dirs, default_ledger_dir());
+  }
+  if (d.shim_processes.empty()) print_input_errors(d);
   if (d.ledgers == 0) {
     // Why files that were read are not used (no rank, ...): otherwise the line below would be
     // all the user sees.
     for (const auto& w : d.warnings) fmt::print(stderr, "hangshim: {}\n", w);
     std::string where = settings.paths.empty() ? fmt::format(" in {}", default_ledger_dir()) : "";
+    if (!d.shim_processes.empty()) {
+      d.hints = report::hints_for(d);
+      if (json) {
+        fmt::print("{}", report::render_report_json(d));
+      } else {
+        fmt::print(stderr, "hangshim: {}\n", report::verdict_line(d));
+        for (const auto& h : d.hints) fmt::print(stderr, "hangshim: {}\n", h);
+      }
+      return 1;
+    }
     if (!d.warnings.empty()) {
       fmt::print(stderr, "hangshim: no ledger{} could be used (see above)\n", where);
     } else {

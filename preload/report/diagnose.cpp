@@ -92,6 +92,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   d.primary = primary;
   d.problem = d.primary >= 0;
   d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
+  if (inputs.ranks.empty()) d.verdict = Kind::NoData;  // nothing is known: never "healthy"
   d.situations = a.situations;
 
   // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.

@@ -440,6 +440,70 @@ CASES = {"nested": case_nested, "init_failure": case_init_failure, "simulate": c
          "exec": case_exec, "init_all": case_init_all}
 
 
+NO_NCCL_JOB = """
+import os, sys, time
+# A job that never calls NCCL (gloo, the CPU): a launcher process and a worker it starts, both
+# under the shim; each writes its pid, then both wait.
+if len(sys.argv) > 2:
+    open(sys.argv[2], "w").write("%d\\n" % os.getpid())
+    time.sleep(600)
+import subprocess
+worker = subprocess.Popen([sys.executable, __file__, sys.argv[1], sys.argv[1] + ".worker"])
+open(sys.argv[1], "w").write("%d\\n" % os.getpid())
+worker.wait()
+"""
+
+
+def case_no_nccl(c):
+    """A job under `hangshim run` that never calls NCCL leaves no ledger (the shim writes one at
+    the first NCCL call). `hangshim report` must say what is true — the shim is loaded in the
+    job's processes and saw no NCCL call, here are their pids and the pyframes command — never
+    "start it with hangshim run", and --json's kind is no_data, never healthy. The pids are the
+    ones the job's processes wrote themselves."""
+    script = os.path.join(c.dir, "no_nccl.py")
+    with open(script, "w") as f:
+        f.write(NO_NCCL_JOB)
+    marker = os.path.join(c.dir, "pid")
+    argv = [c.args.hangshim, "run", "--quiet", "--shim", c.args.shim, "--dir", c.ledgers, "--", sys.executable, script, marker]
+    job = subprocess.Popen(argv, env=c.env(shim=False), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(marker) and os.path.exists(marker + ".worker")):
+            expect(job.poll() is None and time.monotonic() < deadline, "the job did not start (status %s)" % job.poll())
+            time.sleep(0.05)
+        while True:  # each file is written once, in one call: wait until both hold a line
+            with open(marker) as a, open(marker + ".worker") as b:
+                texts = (a.read(), b.read())
+            if all(t.endswith("\n") for t in texts):
+                break
+            expect(time.monotonic() < deadline, "the pid files stay empty")
+            time.sleep(0.05)
+        launcher, worker = int(texts[0]), int(texts[1])
+        expect(launcher == job.pid, "hangshim run execs the job: pid %d, the job says %d" % (job.pid, launcher))
+        expect(not c.ledger_files(), "a job without NCCL calls left ledgers: %s" % c.ledger_files())
+        p = subprocess.run([c.args.hangshim, "report", c.ledgers], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        expect(p.returncode == 1, "report: exit %d" % p.returncode)
+        expect("NO NCCL CALLS" in p.stderr and "pid %d" % launcher in p.stderr and "pid %d" % worker in p.stderr,
+               "report does not say the shim is loaded in pids %d and %d:\n%s" % (launcher, worker, p.stderr))
+        expect("pyframes --children %d" % launcher in p.stderr, "no pyframes command for the launcher:\n%s" % p.stderr)
+        expect("hangshim run" not in p.stderr and "No such file" not in p.stderr, "misleading advice:\n%s" % p.stderr)
+        p = subprocess.run([c.args.hangshim, "report", "--json", c.ledgers], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        doc = json.loads(p.stdout)
+        expect(doc["verdict"]["kind"] == "no_data", "--json kind %s" % doc["verdict"]["kind"])
+        expect(sorted(x["pid"] for x in doc["shim_processes"]) == sorted([launcher, worker]),
+               "shim processes %s, the job's pids %d, %d" % (doc["shim_processes"], launcher, worker))
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+
+
+CASES["no_nccl"] = case_no_nccl
+
+
 def case_arguments(parser):
     """The options every shim case driver takes: the programs and libraries under test."""
     for option in ("--shim", "--hangshim", "--driver", "--fakenccl"):

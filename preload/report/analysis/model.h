@@ -11,6 +11,7 @@
 
 #include "pyframes/model.h"
 #include "report/inputs/inputs.h"
+#include "report/inputs/shim_processes.h"
 
 namespace hangshim::report {
 
@@ -33,6 +34,7 @@ enum class Kind {
   MissingLedgers,     // ranks of the communicator have no ledger here; they may be the cause
   InitHang,           // ranks wait in ncclCommInit*/Split for members that never joined
   InitFailed,         // communicator init (ncclCommInitRank*, InitAll, Split, Shrink) returned an error
+  NoData,             // no ledger could be used: nothing is known about NCCL (never "healthy")
 };
 const char* kind_name(Kind kind);  // "missing_rank", ...
 
@@ -163,6 +165,7 @@ struct Diagnosis {
   std::vector<std::string> warnings;
   size_t ledgers = 0;
   uint64_t now_ns = 0;
+  std::vector<ShimProcess> shim_processes;  // no data: processes here with the shim loaded (the CLI fills it)
   JobSummary job;                      // the job diagnosed
   std::vector<JobSummary> other_jobs;  // other jobs whose ledgers were read, newest first
   // No process of the job runs any more: the verdict is its last state, not a current hang.

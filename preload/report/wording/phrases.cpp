@@ -30,6 +30,7 @@ const char* kind_name(Kind kind) {
     case Kind::MissingLedgers: return "missing_ledgers";
     case Kind::InitHang: return "init_hang";
     case Kind::InitFailed: return "init_failed";
+    case Kind::NoData: return "no_data";
   }
   return "unknown";
 }
@@ -154,7 +155,34 @@ std::string value_of(const Finding& f, const std::vector<int>& ranks) {
   return out;
 }
 
+// The first shim process whose parent has no shim: the job's launcher (pyframes --children root).
+int64_t shim_root(const std::vector<ShimProcess>& processes) {
+  for (const auto& p : processes) {
+    bool parent_has_shim = std::any_of(processes.begin(), processes.end(), [&](const ShimProcess& q) { return q.pid == p.ppid; });
+    if (!parent_has_shim) return p.pid;
+  }
+  return processes.empty() ? 0 : processes.front().pid;
+}
+
+// "pid 10 `torchrun ...`, pid 11, pid 12" (the first command only: the rest repeat it).
+std::string shim_process_list(const std::vector<ShimProcess>& processes) {
+  std::string out;
+  for (size_t i = 0; i < processes.size() && i < 8; ++i) {
+    if (i > 0) out += ", ";
+    out += fmt::format("pid {}", processes[i].pid);
+    if (i == 0 && !processes[i].command.empty()) out += fmt::format(" `{}`", processes[i].command);
+  }
+  if (processes.size() > 8) out += fmt::format(", and {} more", processes.size() - 8);
+  return out;
+}
+
 std::string healthy_line(const Diagnosis& d) {
+  if (d.ledgers == 0 && !d.shim_processes.empty()) {
+    size_t n = d.shim_processes.size();
+    return fmt::format("NO NCCL CALLS: the shim is loaded in {} process{} here ({}) and none has called NCCL: the job runs "
+                       "on gloo or the CPU, or reaches NCCL some other way; its Python stacks are the diagnosis",
+                       n, n == 1 ? "" : "es", shim_process_list(d.shim_processes));
+  }
   if (d.ledgers == 0) return "NO DATA: no ledger could be read (see the errors below)";
   std::string counts;
   for (const auto& c : d.comms) {
@@ -315,7 +343,8 @@ std::string state_line(const Diagnosis& d) {
                          c.absent.size() == 1 ? "it has" : "they have");
     }
     case Kind::InitFailed: return init_failed_verdict(d, f);
-    case Kind::Healthy: break;
+    case Kind::Healthy:
+    case Kind::NoData: break;
   }
   return healthy_line(d);
 }
@@ -449,6 +478,13 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
     case Kind::InitFailed: out = init_failed_hints(d.findings[static_cast<size_t>(d.primary)]); break;
     case Kind::Healthy:
       if (d.ledgers > 0) out.push_back("no collective is pending: if the job is stuck, the stacks show where");
+      break;
+    case Kind::NoData:
+      if (!d.shim_processes.empty()) {
+        out.push_back(fmt::format("the shim is loaded but saw no NCCL call: read the stacks with `pyframes --children {}` "
+                                  "(the job's processes and their children) or `pyframes PID`",
+                                  shim_root(d.shim_processes)));
+      }
       break;
   }
   return out;

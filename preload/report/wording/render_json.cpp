@@ -207,6 +207,11 @@ std::string render_report_json(const Diagnosis& d) {
   j.key("other_jobs").begin_array();
   for (const auto& s : d.other_jobs) job(s);
   j.end_array();
+  j.key("shim_processes").begin_array();
+  for (const auto& p : d.shim_processes) {
+    j.begin_object().field("pid", p.pid).field("ppid", p.ppid).field("command", p.command).field("ledger_dir", p.ledger_dir).end_object();
+  }
+  j.end_array();
   j.end_object();
   return j.str() + "\n";
 }

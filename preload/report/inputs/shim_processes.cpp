@@ -1,0 +1,88 @@
+#include "report/inputs/shim_processes.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace hangshim::report {
+
+namespace {
+
+std::string read_file(const std::string& path, size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+bool maps_shim(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  for (size_t n = 0; n < 100000 && std::getline(in, line); ++n) {
+    if (line.find("/libhangshim.so") != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string environ_value(int64_t pid, const std::string& name) {
+  std::string env = read_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20);
+  std::string want = name + "=";
+  for (size_t at = 0; at < env.size();) {
+    size_t end = env.find('\0', at);
+    if (end == std::string::npos) end = env.size();
+    if (env.compare(at, want.size(), want) == 0) return env.substr(at + want.size(), end - at - want.size());
+    at = end + 1;
+  }
+  return "";
+}
+
+std::string trimmed(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+std::vector<ShimProcess> find_shim_processes(const std::vector<std::string>& dirs, const std::string& default_dir) {
+  std::vector<ShimProcess> found;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return found;
+  uid_t me = ::getuid();
+  int64_t self = ::getpid();
+  while (dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    long long pid = std::strtoll(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid <= 0 || pid == self) continue;
+    struct stat st {};
+    std::string base = "/proc/" + std::to_string(pid);
+    if (::stat(base.c_str(), &st) != 0 || st.st_uid != me) continue;
+    if (!maps_shim(pid)) continue;
+    ShimProcess p;
+    p.pid = pid;
+    p.ledger_dir = environ_value(pid, "HANGSHIM_DIR");
+    std::string stat = read_file(base + "/stat", 4096);
+    if (size_t close = stat.rfind(')'); close != std::string::npos) {
+      std::istringstream rest(stat.substr(close + 1));
+      std::string state;
+      rest >> state >> p.ppid;
+    }
+    std::string cmd = read_file(base + "/cmdline", 200);
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+    p.command = cmd;
+    std::string writes_to = trimmed(p.ledger_dir.empty() ? default_dir : p.ledger_dir);
+    bool wanted = dirs.empty() || std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return trimmed(d) == writes_to; });
+    if (wanted) found.push_back(std::move(p));
+  }
+  ::closedir(proc);
+  std::sort(found.begin(), found.end(), [](const ShimProcess& a, const ShimProcess& b) { return a.pid < b.pid; });
+  return found;
+}
+
+}  // namespace hangshim::report
