@@ -346,6 +346,14 @@ def case_two_jobs(c):
         doc = report_json("--pid", str(a.pid))
         expect(is_job(doc["job"], a) and "window_register" in doc["verdict"]["summary"],
                "--pid %d: job %s, verdict %s" % (a.pid, doc["job"], doc["verdict"]["summary"]))
+        # hang-dump LAUNCHER reports on that launcher's job only (it passes the pids under it).
+        hang_dump = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "hang-dump")
+        p = subprocess.run([hang_dump, str(a.pid), "--dir", c.ledgers, "--hangshim", c.args.hangshim,
+                            "--pyframes", os.environ["PYFRAMES"], "--", "--no-stacks"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+        section = p.stdout.split("== hangshim report ==", 1)[-1].split("== Python stacks", 1)[0]
+        first = section.strip().splitlines()[0] if section.strip() else ""
+        expect("window_register" in first, "hang-dump %d (exit %d) did not report job A's verdict:\n%s" % (a.pid, p.returncode, p.stdout))
         kill(b)
         doc = report_json()
         expect(is_job(doc["job"], a) and not doc["verdict"]["ended"], "with B killed: job %s" % doc["job"])
