@@ -482,6 +482,8 @@ def case_no_nccl(c):
         launcher, worker = int(texts[0]), int(texts[1])
         expect(launcher == job.pid, "hangshim run execs the job: pid %d, the job says %d" % (job.pid, launcher))
         expect(not c.ledger_files(), "a job without NCCL calls left ledgers: %s" % c.ledger_files())
+        expect(os.path.isdir(c.ledgers) and (os.stat(c.ledgers).st_mode & 0o777) == 0o700,
+               "hangshim run did not create the ledger directory it names")
         p = subprocess.run([c.args.hangshim, "report", c.ledgers], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True)
         expect(p.returncode == 1, "report: exit %d" % p.returncode)
