@@ -78,7 +78,7 @@ stage_tsan() {
   HANGSHIM_SETUP_DEPS_ONLY=1 "$top/scripts/setup.sh"
   cmake -S "$top" -B "$dir" -DHANGSHIM_WERROR=ON -DHANGSHIM_SANITIZE=thread \
     "-DHANGSHIM_TEST_PYTHONS=$(sanitizer_pythons | cut -d';' -f1)" >/dev/null
-  cmake --build "$dir" -j"$jobs" --target unit_tests hangshim hangshim_cli shim_driver comm_state_driver fakenccl fakecuda
+  cmake --build "$dir" -j"$jobs" --target unit_tests hangshim hangshim_cli pyframes_cli shim_driver comm_state_driver fakenccl fakecuda
   cd "$dir"
   # die_after_fork=0: the fork test's child starts the shim's watchdog anew, which is what it
   # tests; TSan only refuses that by default because it cannot model all such programs.
