@@ -53,7 +53,7 @@ void Recorder::settle_in_progress(uint32_t comm, int async_error, uint64_t asked
       writer_->record_settled(index, 0, now, 0);
       continue;
     }
-    if (track) {
+    if (track && !is_window(op)) {  // window (de)registration runs on the host: done now
       PendingCompletion pending{index, e.seq, comm, p2p, nullptr, nullptr, false};
       switch (completion_.track(pending, reinterpret_cast<CUstream>(e.stream))) {
         case CudaCompletion::Track::Tracked:
