@@ -14,6 +14,7 @@
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
 #include "report/inputs/liveness.h"
+#include "report/inputs/shim_processes.h"
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/render.h"
@@ -65,7 +66,19 @@ bool all_exited(const report::Diagnosis& d) {
   return true;
 }
 
-std::string table(const report::Diagnosis& d, double still_for, const std::vector<std::string>& paths) {
+// No ledger yet: the job has not called NCCL, or never will (gloo, the CPU) when the shim is
+// already loaded in its processes. Says which.
+std::string no_ledger_line(const std::vector<report::ShimProcess>& shim) {
+  if (shim.empty()) return "  (no ledgers yet: waiting for the job's first NCCL call)\n";
+  std::vector<int64_t> pids;
+  for (const auto& p : shim) pids.push_back(p.pid);
+  return fmt::format("  (no ledgers: the shim is loaded in {} process{} here (pid {}) and none has called NCCL yet: a job on "
+                     "gloo or the CPU never will; `pyframes --children {}` shows where they are)\n",
+                     shim.size(), shim.size() == 1 ? "" : "es", fmt::join(pids, ", "), pids.front());
+}
+
+std::string table(const report::Diagnosis& d, double still_for, const std::vector<std::string>& paths,
+                  const std::vector<report::ShimProcess>& shim) {
   std::string out = fmt::format("hangshim watch {}  —  {} ranks, ", fmt::join(paths, " "), d.situations.size());
   for (const auto& c : d.comms) {
     out += fmt::format("{}: issued {}{}, completed {}{}; ", c.name, c.issued_min,
@@ -78,7 +91,7 @@ std::string table(const report::Diagnosis& d, double still_for, const std::vecto
   for (const auto& g : d.groups) {
     out += fmt::format("  {:<{}}  {}\n", report::ranks_phrase(g.ranks), width, report::situation_text(d, d.situations[g.example]));
   }
-  if (d.groups.empty()) out += "  (no ledgers yet: waiting for the job's first NCCL call)\n";
+  if (d.groups.empty()) out += no_ledger_line(shim);
   return out;
 }
 
@@ -137,7 +150,9 @@ int cmd_watch(std::span<char*> args) {
     double still = now - last_change;
     bool stalled = !inputs.ranks.empty() && still >= stall;
     bool finished = all_exited(d);
-    std::string frame = table(d, still, shown);
+    std::vector<report::ShimProcess> shim;
+    if (inputs.ranks.empty()) shim = report::find_shim_processes(shown, default_ledger_dir());
+    std::string frame = table(d, still, shown, shim);
     fmt::print("{}{}", tty ? "\x1b[H\x1b[2J" : "\n", frame);
     std::fflush(stdout);
     if (stalled || finished) {
@@ -149,7 +164,11 @@ int cmd_watch(std::span<char*> args) {
     }
     if (timeout > 0 && now - started >= timeout) {
       fmt::print(stderr, "hangshim: watch gave up after {:.0f} s{}\n", timeout,
-                 inputs.ranks.empty() ? " without finding a ledger" : " while the job still made progress");
+                 !inputs.ranks.empty() ? " while the job still made progress"
+                 : shim.empty()        ? " without finding a ledger"
+                                       : fmt::format(" without a ledger: the shim is loaded in {} process(es) here that never "
+                                                     "called NCCL (gloo or the CPU): their stacks are the diagnosis "
+                                                     "(pyframes --children {})", shim.size(), shim.front().pid));
       return 1;
     }
     timespec pause{static_cast<time_t>(interval), static_cast<long>((interval - static_cast<double>(static_cast<time_t>(interval))) * 1e9)};

@@ -498,6 +498,12 @@ def case_no_nccl(c):
         expect(doc["verdict"]["kind"] == "no_data", "--json kind %s" % doc["verdict"]["kind"])
         expect(sorted(x["pid"] for x in doc["shim_processes"]) == sorted([launcher, worker]),
                "shim processes %s, the job's pids %d, %d" % (doc["shim_processes"], launcher, worker))
+        # watch says the same instead of waiting for "the first NCCL call" until its timeout.
+        p = subprocess.run([c.args.hangshim, "watch", "--interval", "1", "--timeout", "2", ledgers],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+        expect(p.returncode == 1 and "the shim is loaded in 2 processes" in p.stdout and
+               "pyframes --children %d" % launcher in p.stderr,
+               "watch (exit %d):\n%s%s" % (p.returncode, p.stdout, p.stderr))
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
