@@ -1,14 +1,14 @@
 #include "report/inputs/liveness.h"
 
+#include "shim/core/process_start.h"
+
 #include <time.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace hangshim::report {
 
@@ -48,21 +48,10 @@ uint64_t realtime_now_ns() {
 
 uint64_t process_start_ns(int64_t pid, bool* zombie) {
   *zombie = false;
-  if (pid <= 0) return 0;
-  std::ifstream file(fmt::format("/proc/{}/stat", pid));
-  std::string text;
-  if (!file || !std::getline(file, text)) return 0;
-  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; fields resume after the
-  // last ')'. starttime is field 22, i.e. the 20th after the closing parenthesis.
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(text.substr(close + 1));
-  std::string field;
-  uint64_t start_ticks = 0;
-  for (int i = 1; i <= 20 && (rest >> field); ++i) {
-    if (i == 1) *zombie = field == "Z" || field == "X";
-    if (i == 20) start_ticks = std::strtoull(field.c_str(), nullptr, 10);
-  }
+  shim::ProcessStat stat;
+  if (!shim::read_process_stat(pid, stat)) return 0;
+  *zombie = stat.state == 'Z' || stat.state == 'X';
+  uint64_t start_ticks = stat.start_ticks;
   long hz = sysconf(_SC_CLK_TCK);
   uint64_t boot = boot_time_ns();
   if (hz <= 0 || boot == 0) return 0;

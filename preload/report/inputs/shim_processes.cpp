@@ -1,5 +1,7 @@
 #include "report/inputs/shim_processes.h"
 
+#include "shim/core/process_start.h"
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 namespace hangshim::report {
 
@@ -66,12 +67,7 @@ std::vector<ShimProcess> find_shim_processes(const std::vector<std::string>& dir
     ShimProcess p;
     p.pid = pid;
     p.ledger_dir = environ_value(pid, "HANGSHIM_DIR");
-    std::string stat = read_file(base + "/stat", 4096);
-    if (size_t close = stat.rfind(')'); close != std::string::npos) {
-      std::istringstream rest(stat.substr(close + 1));
-      std::string state;
-      rest >> state >> p.ppid;
-    }
+    if (shim::ProcessStat stat; shim::read_process_stat(pid, stat)) p.ppid = stat.ppid;
     std::string cmd = read_file(base + "/cmdline", 200);
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
