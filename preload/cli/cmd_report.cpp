@@ -117,8 +117,7 @@ int cmd_report(std::span<char*> args) {
   // (gloo, CPU), which is also why the directory may not exist. Say so, and where its stacks
   // are, instead of advising to start it with the shim.
   if (d.ledgers == 0) {
-    std::vector<std::string> dirs = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
-    d.shim_processes = report::find_shim_processes(dirs, default_ledger_dir());
+    d.shim_processes = report::find_shim_processes(ledger_paths(settings), default_ledger_dir());
   }
   if (d.shim_processes.empty()) print_input_errors(d);
   if (d.ledgers == 0) {

@@ -131,7 +131,7 @@ int cmd_watch(std::span<char*> args) {
       settings.paths.emplace_back(arg);
     }
   }
-  std::vector<std::string> shown = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
+  std::vector<std::string> shown = ledger_paths(settings);
   const bool tty = ::isatty(STDOUT_FILENO) != 0 && std::getenv("TERM") != nullptr;
   const double started = monotonic_seconds();
   std::string last_signature;

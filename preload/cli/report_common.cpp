@@ -50,6 +50,10 @@ bool parse_rank_list(std::string_view text, std::vector<int>& out) {
   return !out.empty();
 }
 
+std::vector<std::string> ledger_paths(const ReportSettings& settings) {
+  return settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
+}
+
 report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* keep_inputs) {
   report::LoadOptions load;
   load.view.max_records = settings.history;
@@ -59,8 +63,7 @@ report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* kee
   load.now_ns = report::realtime_now_ns();
   report::Inputs inputs;
   inputs.now_ns = load.now_ns;
-  std::vector<std::string> paths = settings.paths.empty() ? std::vector<std::string>{default_ledger_dir()} : settings.paths;
-  for (const auto& path : paths) report::load_path(path, inputs, load);
+  for (const auto& path : ledger_paths(settings)) report::load_path(path, inputs, load);
   report::settle_inputs(inputs, settings.job, load.here);
   if (settings.stacks) report::attach_live_stacks(inputs);
   report::DiagnoseOptions options = settings.diagnose;

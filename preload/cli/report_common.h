@@ -31,6 +31,9 @@ struct ReportSettings {
 };
 
 // Reads every path (errors are collected, not fatal), attaches live stacks, diagnoses.
+// The paths to read: the ones given, else the default ledger directory.
+std::vector<std::string> ledger_paths(const ReportSettings& settings);
+
 report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* keep_inputs = nullptr);
 
 // "hangshim: <message>" on stderr for each unusable input.

@@ -51,6 +51,26 @@ def run_driver(c, mode):
     return said(out)
 
 
+def every_rank_ledger(c):
+    """{rank: ledger} once each of the N ranks has its ledger, else None."""
+    if len(c.ledger_files()) < N:
+        return None
+    ledgers = c.ledgers_by_rank()
+    return ledgers if sorted(ledgers) == list(range(N)) else None
+
+
+def run_hung_driver(c, mode, reached):
+    """Runs the driver in `mode`, which hangs, until reached() (run_until_reported ends it);
+    returns what the ranks printed (its stdout goes to a file: the job is killed, not ended)."""
+    out_path = os.path.join(c.dir, "job.out")
+    env = c.env()
+    env["HANGSHIM_TEST_STDOUT"] = out_path
+    run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, mode, str(N)],
+                       env, os.path.join(c.dir, "job.err"), reached, expect)
+    with open(out_path) as f:
+        return said(f.read())
+
+
 def case_window(c):
     """Register, all_reduce, deregister on every rank: three collectives in that order, each
     done; the verdict is healthy."""
@@ -72,8 +92,6 @@ def case_window(c):
 def case_window_skip(c):
     """One rank skips the (collective) registration: the others wait in window_register #1
     while it waits in all_reduce #1 — the report names both, as for any skipped collective."""
-    err_path = os.path.join(c.dir, "job.err")
-    out_path = os.path.join(c.dir, "job.out")
     seen = {}
 
     def hung():
@@ -89,13 +107,7 @@ def case_window_skip(c):
         seen["pending"] = pending
         seen["report"] = report(c)
         return True
-    env = c.env()
-    with open(out_path, "w") as out:
-        env["HANGSHIM_TEST_STDOUT"] = out_path
-        run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "window_skip", str(N)],
-                           env, err_path, hung, expect)
-    with open(out_path) as f:
-        saw = said(f.read())
+    saw = run_hung_driver(c, "window_skip", hung)
     skipper = [rank for rank, lines in saw.items() if "skips window_register" in lines]
     expect(skipper == [N - 1], "the driver says %s skipped" % skipper)
     for rank, calls in seen["pending"].items():
@@ -171,15 +183,11 @@ def case_nonblocking_skip(c):
     """One rank skips all_reduce #2 on a nonblocking communicator: the others' all_reduce #2
     returned ncclInProgress and stays so while they poll — in progress, neither done nor
     failed — and the report names the missing rank at that call."""
-    err_path = os.path.join(c.dir, "job.err")
-    out_path = os.path.join(c.dir, "job.out")
     seen = {}
 
     def waiting():
-        if len(c.ledger_files()) < N:
-            return False
-        ledgers = c.ledgers_by_rank()
-        if sorted(ledgers) != list(range(N)):
+        ledgers = every_rank_ledger(c)
+        if ledgers is None:
             return False
         open_calls = {rank: [r for r in ledger["records"] if r["nccl_op"] == "all_reduce" and not r["completed_ns"]]
                       for rank, ledger in ledgers.items()}
@@ -189,12 +197,7 @@ def case_nonblocking_skip(c):
         seen["ledgers"] = ledgers
         seen["report"] = report(c)
         return True
-    env = c.env()
-    env["HANGSHIM_TEST_STDOUT"] = out_path
-    run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "nonblocking_skip", str(N)],
-                       env, err_path, waiting, expect)
-    with open(out_path) as f:
-        saw = said(f.read())
+    saw = run_hung_driver(c, "nonblocking_skip", waiting)
     expect("skips all_reduce 2" in saw[N - 1], "rank %d printed %s" % (N - 1, saw[N - 1]))
     for rank in range(N - 1):
         code = returned(saw, rank, "all_reduce 2")
@@ -244,15 +247,11 @@ def case_nonblocking_init_error(c):
     the poll says ncclSystemError. Its init record ends with that error and NCCL's text, its
     communicator is failed, and the report's verdict is init_failed for that rank — not a rank
     missing from init."""
-    err_path = os.path.join(c.dir, "job.err")
-    out_path = os.path.join(c.dir, "job.out")
     seen = {}
 
     def settled():
-        if len(c.ledger_files()) < N:
-            return False
-        ledgers = c.ledgers_by_rank()
-        if sorted(ledgers) != list(range(N)):
+        ledgers = every_rank_ledger(c)
+        if ledgers is None:
             return False
         states = {rank: world(ledger)["state"] for rank, ledger in ledgers.items() if ledger["communicators"]}
         if states.get(N - 1) != "failed" or any(states.get(r) != "initializing" for r in range(N - 1)):
@@ -260,12 +259,7 @@ def case_nonblocking_init_error(c):
         seen["ledgers"] = ledgers
         seen["report"] = report(c)
         return True
-    env = c.env()
-    env["HANGSHIM_TEST_STDOUT"] = out_path
-    run_until_reported(["sh", "-c", 'exec "$0" "$@" >"$HANGSHIM_TEST_STDOUT"', c.args.driver, "nonblocking_init_error",
-                        str(N)], env, err_path, settled, expect)
-    with open(out_path) as f:
-        saw = said(f.read())
+    saw = run_hung_driver(c, "nonblocking_init_error", settled)
     failing = N - 1
     expect(returned(saw, failing, "init") == 7, "rank %d: init did not return ncclInProgress: %s" % (failing, saw[failing]))
     state = [line for line in saw[failing] if line.startswith("async state ")]

@@ -161,18 +161,24 @@ TEST_CASE("async: a group spanning two streams makes both wait") {
 
 namespace {
 
+// Polls ncclCommGetAsyncError until `comm` is no longer in progress: ncclSuccess when the last
+// call is done, its error otherwise (or the poll's own failure).
+ncclResult_t poll_until_done(ncclComm_t comm, int rank) {
+  ncclResult_t state = ncclInProgress;
+  while (state == ncclInProgress) {
+    if (!expect_ok(ncclCommGetAsyncError(comm, &state), rank, "ncclCommGetAsyncError")) return ncclSystemError;
+    if (state == ncclInProgress) usleep(1000);
+  }
+  return state;
+}
+
 // A nonblocking communicator (config.blocking = 0), polled until it is ready.
 bool init_nonblocking(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclResult_t r = ncclCommInitRankConfig(comm, nranks, id, rank, &config);
   if (!expect(r == ncclInProgress || r == ncclSuccess, rank, "nonblocking init returns ncclInProgress")) return false;
-  ncclResult_t state = ncclInProgress;
-  while (state == ncclInProgress) {
-    if (!expect_ok(ncclCommGetAsyncError(*comm, &state), rank, "ncclCommGetAsyncError")) return false;
-    usleep(1000);
-  }
-  return expect_ok(state, rank, "the nonblocking init");
+  return expect_ok(poll_until_done(*comm, rank), rank, "the nonblocking init");
 }
 
 }  // namespace
@@ -199,12 +205,7 @@ TEST_CASE("async: on a nonblocking communicator a collective is in progress unti
         if (!expect(r == ncclInvalidArgument, rank, "a call while in progress is refused")) return 1;
         if (!expect(write(gate[1], "g", 1) == 1, rank, "let rank 1 go")) return 1;
       }
-      ncclResult_t state = ncclInProgress;
-      while (state == ncclInProgress) {
-        if (!expect_ok(ncclCommGetAsyncError(comm, &state), rank, "ncclCommGetAsyncError")) return 1;
-        usleep(1000);
-      }
-      if (!expect_ok(state, rank, "the all_reduce")) return 1;
+      if (!expect_ok(poll_until_done(comm, rank), rank, "the all_reduce")) return 1;
       if (!expect(x == 3.0f, rank, "the sum arrived")) return 1;
     }
     // A group ends in progress the same way.
@@ -213,11 +214,7 @@ TEST_CASE("async: on a nonblocking communicator a collective is in progress unti
     ncclAllReduce(&a, &a, 1, ncclFloat32, ncclSum, comm, nullptr);
     ncclAllReduce(&b, &b, 1, ncclFloat32, ncclSum, comm, nullptr);
     if (!expect(ncclGroupEnd() == ncclInProgress, rank, "ncclGroupEnd returns ncclInProgress")) return 1;
-    ncclResult_t state = ncclInProgress;
-    while (state == ncclInProgress) {
-      ncclCommGetAsyncError(comm, &state);
-      usleep(1000);
-    }
+    ncclResult_t state = poll_until_done(comm, rank);
     if (!expect(state == ncclSuccess && a == 2.0f && b == 4.0f, rank, "the group's sums arrived")) return 1;
     return expect_ok(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
   }, std::chrono::seconds(60));
