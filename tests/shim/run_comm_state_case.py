@@ -193,6 +193,8 @@ def case_nonblocking_skip(c):
                       for rank, ledger in ledgers.items()}
         if not all(open_calls[rank] for rank in range(N - 1)):
             return False
+        if any(r["seq"] < 2 for calls in open_calls.values() for r in calls):
+            return False  # all_reduce #1 is still settling (in progress until every rank polled it done)
         seen["open"] = open_calls
         seen["ledgers"] = ledgers
         seen["report"] = report(c)
@@ -295,20 +297,24 @@ def case_two_jobs(c):
         jobs[mode] = subprocess.Popen(argv, env=c.env(shim=False), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         return jobs[mode]
 
-    def hung(job):
-        # Every rank of this job has a ledger, and every rank but the skipping one has an open call
-        # (the skipping rank may wait in another call, or outside NCCL).
+    def hung(job, seq):
+        # Every rank of this job has a ledger, every rank but the skipping one has collective #seq
+        # open (the skipping rank may wait in another call, or outside NCCL), and no earlier one
+        # is still open anywhere (a nonblocking all_reduce #1 stays in progress until every rank
+        # has polled it done: a moment that looks like a hang at #1).
         mine = [c.read(path) for path in c.ledger_files()]
         mine = [ledger for ledger in mine if ledger["process"]["ppid"] == job.pid]
         if len(mine) < N:
             return False
-        open_ranks = sorted(ledger["process"]["rank"] for ledger in mine
-                            if any(r["seq"] > 0 and not r["completed_ns"] for r in ledger["records"]))
-        return set(range(N - 1)) <= set(open_ranks)
+        open_seqs = {ledger["process"]["rank"]: [r["seq"] for r in ledger["records"] if r["seq"] > 0 and not r["completed_ns"]]
+                     for ledger in mine}
+        if any(s < seq for seqs in open_seqs.values() for s in seqs):
+            return False
+        return all(seq in open_seqs.get(rank, []) for rank in range(N - 1))
 
-    def wait_hung(job):
+    def wait_hung(job, seq):
         deadline = time.monotonic() + 120
-        while not hung(job):
+        while not hung(job, seq):
             expect(job.poll() is None, "job %d ended (status %s) before it hung" % (job.pid, job.returncode))
             expect(time.monotonic() < deadline, "job %d did not hang within 120 s" % job.pid)
             time.sleep(0.1)
@@ -328,9 +334,9 @@ def case_two_jobs(c):
 
     try:
         a = start("window_skip")
-        wait_hung(a)
+        wait_hung(a, 1)  # window_register
         b = start("nonblocking_skip")
-        wait_hung(b)
+        wait_hung(b, 2)  # all_reduce #2
         doc = report_json()
         expect(is_job(doc["job"], b), "default job %s, expected job B (pid %d)" % (doc["job"], b.pid))
         expect(len(doc["other_jobs"]) == 1 and is_job(doc["other_jobs"][0], a), "other jobs %s" % doc["other_jobs"])
