@@ -59,6 +59,15 @@ def every_rank_ledger(c):
     return ledgers if sorted(ledgers) == list(range(N)) else None
 
 
+def printed(c):
+    """What the ranks of the job run_hung_driver runs have printed so far ({rank: [lines]})."""
+    try:
+        with open(os.path.join(c.dir, "job.out")) as f:
+            return said(f.read())
+    except FileNotFoundError:
+        return {}
+
+
 def run_hung_driver(c, mode, reached):
     """Runs the driver in `mode`, which hangs, until reached() (run_until_reported ends it);
     returns what the ranks printed (its stdout goes to a file: the job is killed, not ended)."""
@@ -195,6 +204,11 @@ def case_nonblocking_skip(c):
             return False
         if any(r["seq"] < 2 for calls in open_calls.values() for r in calls):
             return False  # all_reduce #1 is still settling (in progress until every rank polled it done)
+        # The shim records a call before it returns, the driver prints after: wait for the lines.
+        lines = printed(c)
+        if "skips all_reduce 2" not in lines.get(N - 1, []) or not all(
+                any(line.startswith("all_reduce 2 returned ") for line in lines.get(rank, [])) for rank in range(N - 1)):
+            return False
         seen["open"] = open_calls
         seen["ledgers"] = ledgers
         seen["report"] = report(c)
@@ -257,6 +271,9 @@ def case_nonblocking_init_error(c):
             return False
         states = {rank: world(ledger)["state"] for rank, ledger in ledgers.items() if ledger["communicators"]}
         if states.get(N - 1) != "failed" or any(states.get(r) != "initializing" for r in range(N - 1)):
+            return False
+        # The poll marks the communicator failed before the driver prints what it said.
+        if not any(line.startswith("init failed: ") for line in printed(c).get(N - 1, [])):
             return False
         seen["ledgers"] = ledgers
         seen["report"] = report(c)
