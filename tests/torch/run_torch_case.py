@@ -11,7 +11,8 @@ rank's blocked frames; a DataLoader worker named as its rank's worker with its p
 rank), `scripts/hang-dump TORCHRUN` (the stacks, the no-NCCL words, never a verdict), and
 `hangshim report`/`watch` (the shim is loaded and saw no NCCL call; --json kind no_data, never
 healthy). commcheck: scripts/gpu-comm-check.py --backend gloo under torchrun with 2 ranks: one OK
-line per rank, with the rank, world size and sum it claims. Exit 77 (skipped, with the reason)
+line per rank, with the rank, world size and sum it claims; then with rank 1 never arriving
+(comm_check_absent.py): rank 0's FAIL line within --timeout and the watchdog's grace. Exit 77 (skipped, with the reason)
 when PyTorch or torchrun is missing. Every process started is killed by process group at the end.
 """
 import argparse
@@ -100,6 +101,7 @@ class Job(object):
     launcher: the job's pid is torchrun's), killed by process group at the end."""
 
     def __init__(self, args, work, script_argv):
+        os.makedirs(work, exist_ok=True)
         self.ledgers = os.path.join(work, "ledgers")
         self.log = open(os.path.join(work, "job.log"), "w")
         argv = [args.hangshim, "run", "--quiet", "--shim", args.shim, "--dir", self.ledgers, "--"] + script_argv
@@ -268,6 +270,7 @@ def hang_case(args, work, scenario):
 
 
 def commcheck_case(args, work):
+    checks = []
     job = Job(args, work, torchrun_argv(args.comm_check, ["--backend", "gloo", "--elements", "4096", "--timeout", "60"]))
     try:
         status = job.process.wait(timeout=180)
@@ -281,7 +284,29 @@ def commcheck_case(args, work):
             rank, re.escape(host)), out)
         expect(line is not None, "no OK line for rank %d:\n%s" % (rank, out))
     expect("FAIL" not in out, "a FAIL line:\n%s" % out)
-    return ["gpu-comm-check --backend gloo: exit 0, rank 0/2 and 1/2 OK (sum 2)"]
+    checks.append("gpu-comm-check --backend gloo: exit 0, rank 0/2 and 1/2 OK (sum 2)")
+
+    # Rank 1 never arrives: rank 0 must FAIL within --timeout (plus the watchdog's grace), not hang.
+    absent = os.path.join(work, "absent.pid")
+    timeout = 3
+    job = Job(args, os.path.join(work, "absent"), torchrun_argv(os.path.join(HERE, "comm_check_absent.py"), [
+        absent, args.comm_check, "--backend", "gloo", "--elements", "16", "--timeout", str(timeout)]))
+    try:
+        status = job.process.wait(timeout=180)
+        out = job.log_tail()
+    finally:
+        job.kill()
+    expect(os.path.exists(absent), "rank 1 never started:\n%s" % out)
+    expect(status != 0, "torchrun exit 0 although rank 1 never arrived:\n%s" % out)
+    line = re.search(r"rank 0/2 host %s device cpu: FAIL in (init_process_group|all_reduce|barrier) after ([0-9]+) ms: (.*)"
+                     % re.escape(host), out)
+    expect(line is not None, "no FAIL line for rank 0:\n%s" % out)
+    elapsed = int(line.group(2)) / 1000.0
+    expect(elapsed < timeout + 5 + 2, "rank 0 failed after %.1f s, --timeout %d s (+5 s watchdog)" % (elapsed, timeout))
+    expect("rank 1/2 " not in out, "rank 1 never ran the check, yet a line names it:\n%s" % out)
+    checks.append("a rank that never arrives: rank 0 FAIL in %s after %.1f s (--timeout %d): %s" % (
+        line.group(1), elapsed, timeout, line.group(3)[:100]))
+    return checks
 
 
 def main():
