@@ -7,6 +7,10 @@ Run it like the training job, under the same launcher and environment:
     torchrun --nnodes=2 --nproc-per-node=8 --rdzv-endpoint=HOST:29500 gpu-comm-check.py
     torchrun --nproc-per-node=2 gpu-comm-check.py --backend gloo   # no GPUs needed
 
+torch < 2.0's torchrun spells it --nproc_per_node (and Debian's torch 1.13 on Python 3.11 also
+needs --redirects 1 --tee 1: its default "0" breaks with "'NoneType' object has no attribute
+'get'"). Under torchrun each line comes prefixed with the rank's log name ("[default0]:").
+
 Every rank joins the process group (init_process_group over env://: RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR, MASTER_PORT), all-reduces a tensor of ones, checks that every element
 of the sum equals the world size, then meets the others at a barrier, and prints one line:
@@ -19,11 +23,12 @@ a rank stuck in a call that does not return is ended by this script's own watchd
 seconds after that (with NCCL, PyTorch's own watchdog may end it first, with its own message).
 Exit status: 0 OK; 1 FAIL; 2 usage (no PyTorch, not under a launcher).
 
-Tested against a stand-in: the project's tests run this script with a small fake `torch`
-package (tests/scripts/fake_torch: gloo-like collectives over a shared directory, one rank can
-be told to never arrive), because the test machines have neither PyTorch nor GPUs. The calls it
-makes are plain torch.distributed API (init_process_group, all_reduce, barrier,
-destroy_process_group) and torch.cuda device selection.
+Tested for real with --backend gloo: tests/torch runs it under Debian's torchrun (PyTorch 1.13,
+2 ranks) when python3-torch is installed; its failure paths (a rank that never arrives, a
+corrupted sum) run against a small fake `torch` package (tests/scripts/fake_torch: gloo-like
+collectives over a shared directory). The calls it makes are plain torch.distributed API
+(init_process_group, all_reduce, barrier, destroy_process_group) and torch.cuda device selection;
+NCCL on GPUs is not tested here (no GPUs).
 """
 
 import argparse
@@ -67,7 +72,7 @@ def launcher_env():
     missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
     if missing:
         usage_error("%s not set: start it with torchrun (torchrun --nproc-per-node=N gpu-comm-check.py) "
-                    "or srun with the torch.distributed variables" % ", ".join(missing))
+                    "(torch < 2.0: --nproc_per_node) or srun with the torch.distributed variables" % ", ".join(missing))
     try:
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))

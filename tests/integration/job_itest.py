@@ -11,6 +11,10 @@ Groups (one ctest each per interpreter):
           records, --locals shows the iteration of each rank, saved dumps merge (--merge-json)
   locals  --locals against sys._getframe().f_locals for ints (small, huge), floats, bools, None,
           str (ASCII, non-ASCII, 10 MB), bytes, tuples, lists (self-containing), dicts
+  workers a launcher starts 2 ranks; rank 1 starts a worker as a DataLoader does (a forked
+          multiprocessing child that inherits RANK): --children counts 2 ranks and names the
+          worker as rank 1's worker with its pid (merged header, summary, JSON "worker_of"), and
+          the worker's own heading says whose worker it is; each checked against the records
   states  thread states against what each thread of the program is doing: idle in sleep, a
           lock or an Event; holding the GIL while spinning; running without the GIL in hashlib;
           waiting for the GIL while another thread holds it in a C call (ctypes.PyDLL)
@@ -18,6 +22,7 @@ Ground truth comes from the programs themselves; every process started is killed
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -26,6 +31,7 @@ sys.path.insert(0, HERE)
 
 from itest_checks import compare_frames, frame_text, python_frames, run_pyframes  # noqa: E402
 from itest_targets import wait_asleep  # noqa: E402
+from self_recording import TargetError  # noqa: E402
 from job_checks import check_locals, merged_problems, sample_states  # noqa: E402
 from pyframes_itest import run_group  # noqa: E402
 
@@ -122,6 +128,98 @@ def group_job(report, args, targets, workdir):
     report.result("--merge-json of %d saved dumps" % len(dumps), problems)
 
 
+def wait_for_file(path, what, timeout=60.0):
+    deadline = time.time() + timeout
+    while not os.path.exists(path):
+        if time.time() > deadline:
+            raise TargetError("%s never wrote %s" % (what, path))
+        time.sleep(0.02)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def group_workers(report, args, targets, workdir):
+    token = "workers-%d-%d" % (os.getpid(), int(time.time() * 1000))
+    launcher = targets.start("job_launcher.py", ["2", "1", token, "worker"])
+    launcher.wait_ready(timeout=120.0)
+    ranks = {}
+    for entry in launcher.truth["ranks"]:
+        with open(entry["truth"], encoding="utf-8") as f:
+            ranks[entry["rank"]] = json.load(f)
+    worker_entry = ranks[1].get("worker")
+    if worker_entry is None:
+        raise TargetError("rank 1 recorded no worker: %r" % ranks[1])
+    worker = wait_for_file(worker_entry["truth"], "rank 1's worker")
+    for label, truth in (("rank 0", ranks[0]), ("rank 1", ranks[1]), ("rank 1's worker", worker)):
+        wait_asleep(truth["pid"], [t["native_id"] for t in truth["threads"]], label, 60.0)
+    rank1, worker_pid = ranks[1]["pid"], worker["pid"]
+    if worker["worker_of"] != rank1 or worker["rank"] != 1:
+        raise TargetError("the worker's record %r does not name rank 1 (pid %d)" % (worker, rank1))
+    worker_frame = frame_text(worker["threads"][0]["frames"][0])
+
+    run = run_pyframes(args.pyframes, ["--children", launcher.pid])
+    problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+    if not problems:
+        lines = run.stdout.split("\n")
+        want = "3 processes (ranks 0-1, rank 1 worker pid %d): main threads merged, outermost frame first" % worker_pid
+        if lines[0] != want:
+            problems.append("header %r != %r" % (lines[0], want))
+        rows = [line.strip() for line in lines[1:6] if line.startswith("  rank")]
+        labels = sorted(re.split(r"\s{2,}", row)[0] for row in rows)
+        want_labels = sorted(["rank 0", "rank 1", "rank 1 worker pid %d" % worker_pid])
+        if labels != want_labels:
+            problems.append("summary labels %r, expected %r" % (labels, want_labels))
+        if not any(row.startswith("rank 1 worker pid %d " % worker_pid) and worker_frame in row for row in rows):
+            problems.append("no summary row for the worker at %s: %r" % (worker_frame, rows))
+        if "(2 processes)" in run.stdout or "(3 processes)" in run.stdout:
+            problems.append("a process count says a rank ran twice: %s" % run.stdout[:2000])
+    report.result("--children: 2 ranks and rank 1's worker with its pid (text)", problems)
+
+    run = run_pyframes(args.pyframes, ["--json", "--children", launcher.pid])
+    problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+    if not problems:
+        document = json.loads(run.stdout)
+        by_pid = {p["pid"]: p for p in document.get("processes", [])}
+        want = {ranks[0]["pid"]: None, rank1: None, worker_pid: rank1}
+        if sorted(by_pid) != sorted(want):
+            problems.append("processes %s, expected %s" % (sorted(by_pid), sorted(want)))
+        for pid, owner in want.items():
+            process = by_pid.get(pid, {})
+            if process.get("worker_of") != owner:
+                problems.append("pid %d: worker_of %r, expected %r" % (pid, process.get("worker_of"), owner))
+        threads = [t for t in by_pid.get(worker_pid, {}).get("threads", [])
+                   if t.get("native_id") == worker["threads"][0]["native_id"]]
+        problems += compare_frames(python_frames(threads[0]) if threads else [], worker["threads"][0]["frames"])
+        if by_pid.get(worker_pid, {}).get("ppid") != rank1:
+            problems.append("worker ppid %r, expected %d" % (by_pid.get(worker_pid, {}).get("ppid"), rank1))
+        members = (document.get("merged") or {}).get("members", [])
+        got = sorted((m["pid"], m.get("worker_of")) for m in members)
+        if got != sorted(want.items(), key=lambda item: item[0]):
+            problems.append("merged members (pid, worker_of) %s, expected %s" % (got, sorted(want.items())))
+        labels = [b.get("label") for b in (document.get("merged") or {}).get("tree", [])]
+        if not any(label == "rank 1 worker pid %d" % worker_pid for label in all_labels(document)):
+            problems.append("no merged branch labelled 'rank 1 worker pid %d': %s" % (worker_pid, labels))
+    report.result("--json --children: worker_of and ppid of the worker, merged labels", problems)
+
+    run = run_pyframes(args.pyframes, [worker_pid])
+    want = "Process %d (worker of rank 1 pid %d, local rank 1)" % (worker_pid, rank1)
+    problems = [run.describe()] if run.returncode != 0 or run.stderr else []
+    if not problems and not run.stdout.startswith(want):
+        problems.append("heading %r, expected %r" % (run.stdout.split("\n")[0], want))
+    report.result("pyframes WORKER_PID: the heading names the rank it works for", problems)
+
+
+def all_labels(document):
+    """Every branch label of the merged tree in a --json document."""
+    out = []
+    stack = list((document.get("merged") or {}).get("tree", []))
+    while stack:
+        branch = stack.pop()
+        out.append(branch.get("label"))
+        stack.extend(branch.get("children", []))
+    return out
+
+
 def group_locals(report, args, targets, workdir):
     target = targets.start("case_locals.py")
     target.wait_ready()
@@ -166,7 +264,7 @@ def group_states(report, args, targets, workdir):
 
 
 def main():
-    groups = {"job": group_job, "locals": group_locals, "states": group_states}
+    groups = {"job": group_job, "workers": group_workers, "locals": group_locals, "states": group_states}
     return run_group(__doc__.split("\n")[0], list(groups), "pyframes-job-itest-",
                      lambda report, args, targets, workdir: groups[args.group](report, args, targets, workdir))
 

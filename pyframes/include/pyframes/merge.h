@@ -27,6 +27,7 @@ struct MergeMember {
   std::string source;  // Process::source ("pid 1234", a core's path, a dump file)
   std::string rank;    // RANK of the process, empty when it has none
   std::string local_rank;
+  int64_t worker_of = 0;  // Process::worker_of: the pid of the rank this worker belongs to, else 0
   uint64_t thread_id = 0;
   int64_t native_id = 0;
   std::string thread_name;
@@ -80,7 +81,8 @@ size_t main_thread_index(const Process& process);
 std::string compress_numbers(std::vector<int64_t> numbers);
 
 // Who took a branch: "rank 7", "ranks 0-6", "pids 123,456" for processes without RANK,
-// "ranks 0-3, pid 99" for a mix; "(16 threads)" or "(9 processes)" is added when there are more
+// "ranks 0-3, pid 99" for a mix, "rank 1 worker pid 4321" / "ranks 0-1 workers pids 4321,4400"
+// for processes a rank started (MergeMember::worker_of); "(16 threads)" or "(9 processes)" is added when there are more
 // stacks than ranks; with all_threads, the thread name when the members share one.
 std::string describe_members(const MergedStacks& merged, const std::vector<uint32_t>& members);
 

@@ -53,6 +53,11 @@ struct Process {
   std::vector<std::string> command_line;
   std::string rank;            // RANK from the environment, empty when not a launched rank
   std::string local_rank;
+  int64_t ppid = 0;            // the parent's pid, 0 when unknown
+  // A rank's helper (a DataLoader worker, a multiprocessing child): the pid of the rank process
+  // it descends from, which has the same RANK, LOCAL_RANK and executable (the helper inherited
+  // them); 0 for a rank itself and for processes without RANK. See process/rank_workers.h.
+  int64_t worker_of = 0;
   std::string fatal_signal;    // cores: the signal that killed the process, empty otherwise
   std::vector<Thread> threads;
   std::vector<std::string> warnings;  // non-fatal problems met while reading

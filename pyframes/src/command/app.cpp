@@ -7,6 +7,7 @@
 #include "command/job_targets.h"
 #include "command/options.h"
 #include "native/merge_native.h"
+#include "process/rank_workers.h"
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
 
@@ -143,6 +144,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
       status = kExitTargetProblem;
     }
   }
+  mark_rank_workers(processes);  // cores and saved documents; live reads asked /proc already
   if (processes.empty() && failures.empty() && status == kExitOk) {
     output.err += format_error_line(kProgram, "selection",
                                     make_error(ErrorKind::NotFound, "no Python process found",

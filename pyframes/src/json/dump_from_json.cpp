@@ -171,6 +171,8 @@ Process read_process(const JsonValue& value, std::string path, std::optional<std
   process.command_line = strings(fields, "command_line");
   process.rank = fields.text("rank");
   process.local_rank = fields.text("local_rank");
+  process.ppid = fields.int64("ppid");
+  process.worker_of = fields.int64("worker_of");
   process.fatal_signal = fields.text("fatal_signal");
   process.warnings = strings(fields, "warnings");
   const auto& threads = fields.array("threads", true);

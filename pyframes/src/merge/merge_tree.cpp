@@ -91,6 +91,7 @@ std::vector<MergeMember> pick_members(const std::vector<Process>& processes, con
       member.source = process.source;
       member.rank = process.rank;
       member.local_rank = process.local_rank;
+      member.worker_of = process.worker_of;
       member.thread_id = thread.thread_id;
       member.native_id = thread.native_id;
       member.thread_name = thread.name;

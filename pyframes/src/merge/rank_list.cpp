@@ -25,6 +25,26 @@ std::string plural(size_t count, std::string_view one, std::string_view many) {
   return std::string(count == 1 ? one : many);
 }
 
+// Ranks as a list: numbers compressed ("0-6,8"), then the values that are not numbers.
+struct RankSet {
+  std::vector<int64_t> numbers;
+  std::set<std::string> others;
+
+  void add(const std::string& rank) {
+    if (auto value = numeric(rank)) {
+      numbers.push_back(*value);
+    } else {
+      others.insert(rank);
+    }
+  }
+  size_t distinct() const { return std::set<int64_t>(numbers.begin(), numbers.end()).size() + others.size(); }
+  std::string text() const {
+    std::string list = compress_numbers(numbers);
+    for (const std::string& other : others) list += (list.empty() ? "" : ",") + other;
+    return plural(distinct(), "rank ", "ranks ") + list;
+  }
+};
+
 }  // namespace
 
 std::string compress_numbers(std::vector<int64_t> numbers) {
@@ -46,8 +66,9 @@ std::string describe_members(const MergedStacks& merged, const std::vector<uint3
 }
 
 std::string describe_members(const MergedStacks& merged, const std::vector<uint32_t>& members, bool counts) {
-  std::vector<int64_t> ranks;
-  std::set<std::string> other_ranks;  // RANK values that are not numbers, listed as they are
+  RankSet ranks;
+  RankSet worker_ranks;         // the ranks whose workers (Process::worker_of) are among the members
+  std::vector<int64_t> worker_pids;
   std::vector<int64_t> pids;
   std::set<size_t> processes;
   std::set<std::string> identities;  // rank or pid: more processes than identities is worth saying
@@ -60,20 +81,22 @@ std::string describe_members(const MergedStacks& merged, const std::vector<uint3
     if (member.rank.empty()) {
       pids.push_back(member.pid);
       identities.insert(fmt::format("pid {}", member.pid));
+    } else if (member.worker_of != 0) {
+      worker_ranks.add(member.rank);
+      worker_pids.push_back(member.pid);
+      identities.insert(fmt::format("worker pid {}", member.pid));
     } else {
-      if (auto value = numeric(member.rank)) {
-        ranks.push_back(*value);
-      } else {
-        other_ranks.insert(member.rank);
-      }
+      ranks.add(member.rank);
       identities.insert("rank " + member.rank);
     }
   }
   std::string label;
-  std::string rank_list = compress_numbers(ranks);
-  for (const std::string& other : other_ranks) rank_list += (rank_list.empty() ? "" : ",") + other;
-  const size_t distinct_ranks = std::set<int64_t>(ranks.begin(), ranks.end()).size() + other_ranks.size();
-  if (distinct_ranks > 0) label = plural(distinct_ranks, "rank ", "ranks ") + rank_list;
+  if (ranks.distinct() > 0) label = ranks.text();
+  if (!worker_pids.empty()) {  // "rank 1 worker pid 4321", "ranks 0-1 workers pids 4321,4400"
+    const size_t distinct_workers = std::set<int64_t>(worker_pids.begin(), worker_pids.end()).size();
+    label += (label.empty() ? "" : ", ") + worker_ranks.text() + plural(distinct_workers, " worker pid ", " workers pids ") +
+             compress_numbers(worker_pids);
+  }
   if (!pids.empty()) {
     const size_t distinct_pids = std::set<int64_t>(pids.begin(), pids.end()).size();
     label += (label.empty() ? "" : ", ") + plural(distinct_pids, "pid ", "pids ") + compress_numbers(pids);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <fmt/format.h>
 
 #include "text/split.h"
@@ -25,6 +26,20 @@ std::optional<std::string> read_proc_text(const std::string& path, size_t max) {
   }
   ::close(fd);
   return text;
+}
+
+std::optional<int64_t> proc_parent(int64_t pid) {
+  // /proc/PID/stat: "PID (comm) S PPID ...", comm may hold ')' and spaces.
+  auto text = read_proc_text(fmt::format("/proc/{}/stat", pid), 1024);
+  if (!text) return std::nullopt;
+  const size_t close = text->rfind(')');
+  if (close == std::string::npos || close + 4 >= text->size()) return std::nullopt;
+  const char* first = text->data() + close + 4;  // after ") S "
+  const char* last = text->data() + text->size();
+  int64_t ppid = 0;
+  auto [end, ec] = std::from_chars(first, last, ppid);
+  if (ec != std::errc()) return std::nullopt;
+  return ppid;
 }
 
 std::string proc_executable(pid_t pid) {

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@ namespace pyframes {
 // cannot be opened.
 std::optional<std::string> read_proc_text(const std::string& path, size_t max = 1 << 20);
 
+// The parent pid from /proc/PID/stat; nullopt when the process is gone.
+std::optional<int64_t> proc_parent(int64_t pid);
 std::string proc_executable(pid_t pid);
 std::vector<std::string> proc_command_line(pid_t pid);
 // A variable of the process's initial environment (RANK, LOCAL_RANK); nullopt when absent

@@ -112,6 +112,7 @@ Result<Process> read_core(const std::string& path, const CoreOptions& options) {
   process.pid = info.pid;
   process.executable = info.executable;
   process.command_line = info.command_line;
+  process.ppid = info.ppid;
   if (info.fatal_signal) process.fatal_signal = info.fatal_signal->describe();
   if (process.rank.empty()) process.rank = environment_value(info.environment, "RANK");
   if (process.local_rank.empty()) process.local_rank = environment_value(info.environment, "LOCAL_RANK");

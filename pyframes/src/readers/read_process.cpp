@@ -11,6 +11,7 @@
 #include "pyframes/proc_maps.h"
 #include "native/native_reader.h"
 #include "process/proc_info.h"
+#include "process/rank_workers.h"
 #include "process/thread_lock.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
@@ -76,6 +77,8 @@ Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
   process->command_line = proc_command_line(pid);
   process->rank = proc_environment_variable(pid, "RANK").value_or("");
   process->local_rank = proc_environment_variable(pid, "LOCAL_RANK").value_or("");
+  process->ppid = proc_parent(pid).value_or(0);
+  process->worker_of = live_rank_owner(RankIdentity{process->ppid, process->rank, process->local_rank, process->executable});
   add_proc_thread_details(pid, *process);
   assign_thread_states(*process, kernel_states,
                        gil_lock_ranges(memory, *modules, *target, *layout, effective.resolve_file));

@@ -82,6 +82,8 @@ void write_process(JsonWriter& json, const Process& process) {
   }
   if (!process.rank.empty()) json.key("rank").value(process.rank);
   if (!process.local_rank.empty()) json.key("local_rank").value(process.local_rank);
+  if (process.ppid != 0) json.key("ppid").value(process.ppid);
+  if (process.worker_of != 0) json.key("worker_of").value(process.worker_of);
   if (!process.fatal_signal.empty()) json.key("fatal_signal").value(process.fatal_signal);
   const bool truncated =
       std::any_of(process.threads.begin(), process.threads.end(), [](const Thread& t) { return t.truncated; });

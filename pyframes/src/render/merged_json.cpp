@@ -1,7 +1,7 @@
 // The merged view in the --json document, next to "processes" and "errors":
 //   "merged": {"threads": "main"|"all", "frame_order": "outermost_first", "processes": N,
 //              "hidden_idle_threads": N,
-//              "members": [{"id", "pid", "source", "rank", "local_rank", thread fields...}],
+//              "members": [{"id", "pid", "source", "rank", "local_rank", "worker_of", thread fields...}],
 //              "tree": [{"label", "members": [ids], "ended": [ids], "frames": [frame fields +
 //                        "locals": [{"name", "argument", "values": [{"repr", "members", "label"}]}]],
 //                        "children": [...]}]}
@@ -27,6 +27,7 @@ void write_member(JsonWriter& json, const MergeMember& member, uint32_t id) {
   if (!member.source.empty()) json.key("source").value(member.source);
   if (!member.rank.empty()) json.key("rank").value(member.rank);
   if (!member.local_rank.empty()) json.key("local_rank").value(member.local_rank);
+  if (member.worker_of != 0) json.key("worker_of").value(member.worker_of);
   Thread thread;  // the thread fields exactly as the per-process document writes them
   thread.thread_id = member.thread_id;
   thread.native_id = member.native_id;

@@ -17,7 +17,11 @@ bool is_live(const Process& process) { return render::is_live(process.pid, proce
 
 void render_process_header(std::string& out, const Process& process, const Palette& colors) {
   std::string title = fmt::format("Process {}", process.pid);
-  if (!process.rank.empty()) {
+  if (!process.rank.empty() && process.worker_of != 0) {  // a DataLoader worker inherits RANK
+    title += fmt::format(" (worker of rank {} pid {}", safe(process.rank), process.worker_of);
+    if (!process.local_rank.empty()) title += fmt::format(", local rank {}", safe(process.local_rank));
+    title += ")";
+  } else if (!process.rank.empty()) {
     title += fmt::format(" (rank {}", safe(process.rank));
     if (!process.local_rank.empty()) title += fmt::format(", local rank {}", safe(process.local_rank));
     title += ")";

@@ -36,26 +36,12 @@ std::vector<int64_t> all_pids() {
   return pids;
 }
 
-// The parent from /proc/PID/stat: "PID (comm) S PPID ...", comm may hold ')' and spaces.
-std::optional<int64_t> parent_of(int64_t pid) {
-  auto text = read_proc_text(fmt::format("/proc/{}/stat", pid), 1024);
-  if (!text) return std::nullopt;
-  const size_t close = text->rfind(')');
-  if (close == std::string::npos || close + 4 >= text->size()) return std::nullopt;
-  const char* first = text->data() + close + 4;  // after ") S "
-  const char* last = text->data() + text->size();
-  int64_t ppid = 0;
-  auto [end, ec] = std::from_chars(first, last, ppid);
-  if (ec != std::errc()) return std::nullopt;
-  return ppid;
-}
-
 }  // namespace
 
 std::vector<ProcessEntry> list_processes() {
   std::vector<ProcessEntry> entries;
   for (int64_t pid : all_pids()) {
-    if (auto ppid = parent_of(pid)) entries.push_back(ProcessEntry{pid, *ppid});
+    if (auto ppid = proc_parent(pid)) entries.push_back(ProcessEntry{pid, *ppid});
   }
   return entries;
 }

@@ -1,7 +1,8 @@
 """A launcher in the manner of torchrun: starts WORLD ranks of job_rank.py (RANK, LOCAL_RANK,
 WORLD_SIZE in their environment) and one helper that is not Python (sleep), waits until every
 rank has written its ground truth, writes its own (the ranks' pids and truth files), and waits.
-Arguments: truth file, world size, outlier rank, job token. Every child dies with it."""
+Arguments: truth file, world size, outlier rank, job token, and optionally "worker" (passed on
+to the ranks: the outlier starts a worker process). Every child dies with it."""
 import ctypes
 import json
 import os
@@ -11,6 +12,7 @@ import sys
 import time
 
 truth_path, world, outlier, token = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+extra_args = sys.argv[5:6]
 here = os.path.dirname(os.path.abspath(__file__))
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -24,7 +26,7 @@ ranks = []
 for rank in range(world):
     env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
     rank_truth = os.path.join(os.path.dirname(truth_path), "rank%d.json" % rank)
-    child = subprocess.Popen([sys.executable, os.path.join(here, "job_rank.py"), rank_truth, str(outlier), token],
+    child = subprocess.Popen([sys.executable, os.path.join(here, "job_rank.py"), rank_truth, str(outlier), token] + extra_args,
                              env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
     children.append(child)
     ranks.append({"rank": rank, "pid": child.pid, "truth": rank_truth})
