@@ -66,6 +66,7 @@ class Daemons(object):
         self.procs = {}
         self.extra_pids = []  # processes the test learned of (a hung job's ranks): killed at the end
         self.cleanup_dirs = []  # empty directories the test had to create outside its own: removed at the end
+        self.pid_dirs = []  # directories where processes started by a daemon record their pid (file names)
 
     def start(self, name, argv, env=None):
         log = open(os.path.join(self.work, name + ".out"), "w")
@@ -96,6 +97,11 @@ class Daemons(object):
                 pass
 
     def stop(self):
+        for directory in self.pid_dirs:
+            try:
+                self.extra_pids += [int(n) for n in os.listdir(directory) if n.isdigit()]
+            except OSError:
+                pass
         for pid in self.extra_pids:
             for kill in (os.killpg, os.kill):
                 try:

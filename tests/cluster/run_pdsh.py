@@ -123,7 +123,15 @@ def start_sshd(work, daemons):
     if made_run:
         os.makedirs("/run/sshd", 0o755)
     port, hang_port, dead_port = free_ports(3)
-    for name, p, extra in (("node", port, ""), ("hang", hang_port, "ForceCommand exec sleep 600")):
+    # Every session of the hanging sshd records its pid (killed at the end: a session's command
+    # outlives the sshd that started it) and sleeps.
+    hang = os.path.join(work, "hang-session")
+    os.mkdir(os.path.join(work, "hang-pids"))
+    with open(hang, "w") as f:
+        f.write('#!/bin/sh\n: >%s/hang-pids/$$\nexec sleep 600\n' % work)
+    os.chmod(hang, 0o755)
+    daemons.pid_dirs.append(os.path.join(work, "hang-pids"))
+    for name, p, extra in (("node", port, ""), ("hang", hang_port, "ForceCommand " + hang)):
         config = os.path.join(work, "sshd-%s.conf" % name)
         with open(config, "w") as f:
             f.write(SSHD_CONFIG.format(port=p, work=work, name=name, extra=extra))
