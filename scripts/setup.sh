@@ -14,7 +14,8 @@ build=${HANGSHIM_BUILD_DIR:-$top/build}
 packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev libfmt-dev zlib1g-dev
           doctest-dev gdb gdbserver python3 procps shellcheck
           clang libclang-rt-14-dev llvm strace  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
-          python3-torch)  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/torch)
+          python3-torch  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/torch)
+          slurm-wlm munge pdsh openssh-server openssh-client)  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

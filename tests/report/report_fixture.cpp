@@ -1,7 +1,7 @@
 // Test and benchmark fixtures for `hangshim report`, written with the real ledger writer:
 //
 //   report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|finished|transport]
-//                          [--collectives C] [--ring R]
+//                          [--collectives C] [--ring R] [--slurm-job ID]
 //       a job of N ranks; with --nodes, DIR/node0 .. DIR/node{K-1} (hosts synth-node0 ...).
 //       stuck: rank N/2 completed C-1 collectives and is outside NCCL, the others wait in #C.
 //   report_fixture damage MODE IN OUT
@@ -26,7 +26,7 @@ namespace {
 int usage() {
   fmt::print(stderr,
              "usage: report_fixture job DIR --ranks N [--nodes K] [--scenario stuck|healthy|finished|transport] "
-             "[--collectives C] [--ring R]\n"
+             "[--collectives C] [--ring R] [--slurm-job ID]\n"
              "       report_fixture damage MODE IN OUT\n");
   return 2;
 }
@@ -43,6 +43,7 @@ int make_job(int argc, char** argv) {
   int ranks = 0, nodes = 1, collectives = 100;
   uint32_t ring = 128;
   std::string scenario = "stuck";
+  std::string slurm_job;  // the SLURM job the ranks say they ran in (none: the job is named by its processes)
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string_view opt = argv[i];
     std::string value = argv[i + 1];
@@ -51,6 +52,7 @@ int make_job(int argc, char** argv) {
     else if (opt == "--collectives") collectives = std::stoi(value);
     else if (opt == "--ring") ring = static_cast<uint32_t>(std::stoul(value));
     else if (opt == "--scenario") scenario = value;
+    else if (opt == "--slurm-job") slurm_job = value;
     else return usage();
   }
   if (ranks < 1 || nodes < 1 || collectives < 2 || (scenario != "stuck" && scenario != "healthy" && scenario != "finished" &&
@@ -74,6 +76,7 @@ int make_job(int argc, char** argv) {
     rank.world_size = ranks;
     rank.host = fmt::format("synth-node{}", node);
     rank.pid = 1000 + r % per_node;
+    rank.slurm_job = slurm_job;
     rank.start_ns = now - 60'000'000'000ull;
     rank.heartbeat_ns = now;
     rank.comms.push_back({hangshim::ledger::KeyKind::UniqueId, hangshim::ledger::CommState::Active, 0x5eed5eed00000001ull, r, ranks, 0, 0, -1});

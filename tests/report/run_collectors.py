@@ -28,7 +28,8 @@ def main():
     def body(work):
         nodes = os.path.join(work, "nodes")
         os.mkdir(nodes)
-        made = subprocess.run([args.fixture, "job", nodes, "--ranks", "8", "--nodes", "2", "--collectives", "50"])
+        made = subprocess.run([args.fixture, "job", nodes, "--ranks", "8", "--nodes", "2", "--collectives", "50",
+                               "--slurm-job", "4242"])
         expect(made.returncode == 0, "report_fixture failed")
         env = dict(os.environ)
         env["PATH"] = os.path.join(HERE, "fake_cluster") + os.pathsep + env["PATH"]
