@@ -70,11 +70,11 @@ bool all_exited(const report::Diagnosis& d) {
 // already loaded in its processes. Says which.
 std::string no_ledger_line(const std::vector<report::ShimProcess>& shim) {
   if (shim.empty()) return "  (no ledgers yet: waiting for the job's first NCCL call)\n";
-  std::vector<int64_t> pids;
-  for (const auto& p : shim) pids.push_back(p.pid);
-  return fmt::format("  (no ledgers: the shim is loaded in {} process{} here (pid {}) and none has called NCCL yet: a job on "
+  std::vector<std::string> names;
+  for (const auto& p : shim) names.push_back(report::shim_process_name(p));
+  return fmt::format("  (no ledgers: the shim is loaded in {} process{} here ({}) and none has called NCCL yet: a job on "
                      "gloo or the CPU never will; `pyframes --children {}` shows where they are)\n",
-                     shim.size(), shim.size() == 1 ? "" : "es", fmt::join(pids, ", "), pids.front());
+                     shim.size(), shim.size() == 1 ? "" : "es", fmt::join(names, ", "), shim.front().pid);
 }
 
 std::string table(const report::Diagnosis& d, double still_for, const std::vector<std::string>& paths,

@@ -226,6 +226,20 @@ def check_no_nccl(args, job, records, checks):
     listed = {x["pid"] for x in doc["shim_processes"]}
     everyone = set(rank_pids + [r["pid"] for r in records.values()] + [job.pid])
     expect(everyone <= listed, "shim_processes %s lack %s" % (sorted(listed), sorted(everyone - listed)))
+    # Ranks and their workers are named as pyframes names them (a worker inherits RANK).
+    owners = {r["rank"]: r["pid"] for name, r in records.items() if name.startswith("rank")}
+    entries = {x["pid"]: x for x in doc["shim_processes"]}
+    expect(entries[job.pid]["rank"] == "" and entries[job.pid]["worker_of"] == 0, "torchrun: %s" % entries[job.pid])
+    for name, record in records.items():
+        owner = owners[record["rank"]] if name.startswith("worker") else 0
+        entry = entries[record["pid"]]
+        expect(entry["rank"] == str(record["rank"]) and entry["worker_of"] == owner,
+               "%s (pid %d): shim_processes entry %s, expected rank %d, worker_of %d" % (name, record["pid"], entry, record["rank"], owner))
+    text = run([args.hangshim, "report", job.ledgers]).stderr
+    for name, record in records.items():
+        label = ("pid %d (worker of rank %d pid %d)" % (record["pid"], record["rank"], owners[record["rank"]])
+                 if name.startswith("worker") else "pid %d (rank %d)" % (record["pid"], record["rank"]))
+        expect(label in text or len(listed) > 8, "report does not name %s as %r:\n%s" % (name, label, text))
     p = run([args.hangshim, "watch", "--interval", "1", "--timeout", "2", job.ledgers], timeout=60)
     expect(p.returncode == 1 and "the shim is loaded in %d processes" % len(listed) in p.stdout and
            "pyframes --children %d" % job.pid in p.stderr, "watch (exit %d):\n%s%s" % (p.returncode, p.stdout, p.stderr))

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "process/rank_workers.h"
+#include "pyframes/rank_workers.h"
 #include "pyframes/merge.h"
 
 using namespace pyframes;

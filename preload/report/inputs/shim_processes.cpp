@@ -1,6 +1,9 @@
 #include "report/inputs/shim_processes.h"
 
+#include "pyframes/rank_workers.h"
 #include "shim/core/process_start.h"
+
+#include <fmt/format.h>
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -43,6 +46,13 @@ std::string environ_value(int64_t pid, const std::string& name) {
   return "";
 }
 
+std::string executable(int64_t pid) {
+  char buffer[4096];
+  std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  ssize_t n = ::readlink(link.c_str(), buffer, sizeof buffer);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+}
+
 std::string trimmed(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
@@ -68,6 +78,12 @@ std::vector<ShimProcess> find_shim_processes(const std::vector<std::string>& dir
     p.pid = pid;
     p.ledger_dir = environ_value(pid, "HANGSHIM_DIR");
     if (shim::ProcessStat stat; shim::read_process_stat(pid, stat)) p.ppid = stat.ppid;
+    p.rank = environ_value(pid, "RANK");
+    // The same rule as pyframes --children: a process under a rank with the rank's RANK,
+    // LOCAL_RANK and executable is that rank's worker, not one more copy of the rank.
+    if (!p.rank.empty() && p.ppid > 0) {
+      p.worker_of = pyframes::live_rank_owner({p.ppid, p.rank, environ_value(pid, "LOCAL_RANK"), executable(pid)});
+    }
     std::string cmd = read_file(base + "/cmdline", 200);
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
@@ -79,6 +95,12 @@ std::vector<ShimProcess> find_shim_processes(const std::vector<std::string>& dir
   ::closedir(proc);
   std::sort(found.begin(), found.end(), [](const ShimProcess& a, const ShimProcess& b) { return a.pid < b.pid; });
   return found;
+}
+
+std::string shim_process_name(const ShimProcess& process) {
+  if (process.worker_of != 0) return fmt::format("pid {} (worker of rank {} pid {})", process.pid, process.rank, process.worker_of);
+  if (!process.rank.empty()) return fmt::format("pid {} (rank {})", process.pid, process.rank);
+  return fmt::format("pid {}", process.pid);
 }
 
 }  // namespace hangshim::report

@@ -164,12 +164,13 @@ int64_t shim_root(const std::vector<ShimProcess>& processes) {
   return processes.empty() ? 0 : processes.front().pid;
 }
 
-// "pid 10 `torchrun ...`, pid 11, pid 12" (the first command only: the rest repeat it).
+// "pid 10 `torchrun ...`, pid 11 (rank 0), pid 12 (rank 1), pid 13 (worker of rank 1 pid 12)"
+// (the first command only: the rest repeat it).
 std::string shim_process_list(const std::vector<ShimProcess>& processes) {
   std::string out;
   for (size_t i = 0; i < processes.size() && i < 8; ++i) {
     if (i > 0) out += ", ";
-    out += fmt::format("pid {}", processes[i].pid);
+    out += shim_process_name(processes[i]);
     if (i == 0 && !processes[i].command.empty()) out += fmt::format(" `{}`", processes[i].command);
   }
   if (processes.size() > 8) out += fmt::format(", and {} more", processes.size() - 8);

@@ -209,7 +209,8 @@ std::string render_report_json(const Diagnosis& d) {
   j.end_array();
   j.key("shim_processes").begin_array();
   for (const auto& p : d.shim_processes) {
-    j.begin_object().field("pid", p.pid).field("ppid", p.ppid).field("command", p.command).field("ledger_dir", p.ledger_dir).end_object();
+    j.begin_object().field("pid", p.pid).field("ppid", p.ppid).field("command", p.command).field("ledger_dir", p.ledger_dir);
+    j.field("rank", p.rank).field("worker_of", p.worker_of).end_object();
   }
   j.end_array();
   j.end_object();

@@ -56,7 +56,7 @@ struct Process {
   int64_t ppid = 0;            // the parent's pid, 0 when unknown
   // A rank's helper (a DataLoader worker, a multiprocessing child): the pid of the rank process
   // it descends from, which has the same RANK, LOCAL_RANK and executable (the helper inherited
-  // them); 0 for a rank itself and for processes without RANK. See process/rank_workers.h.
+  // them); 0 for a rank itself and for processes without RANK. See pyframes/rank_workers.h.
   int64_t worker_of = 0;
   std::string fatal_signal;    // cores: the signal that killed the process, empty otherwise
   std::vector<Thread> threads;

@@ -7,7 +7,7 @@
 #include "command/job_targets.h"
 #include "command/options.h"
 #include "native/merge_native.h"
-#include "process/rank_workers.h"
+#include "pyframes/rank_workers.h"
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
 

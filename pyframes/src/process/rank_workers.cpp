@@ -1,4 +1,4 @@
-#include "process/rank_workers.h"
+#include "pyframes/rank_workers.h"
 
 #include <unordered_map>
 

@@ -11,7 +11,7 @@
 #include "pyframes/proc_maps.h"
 #include "native/native_reader.h"
 #include "process/proc_info.h"
-#include "process/rank_workers.h"
+#include "pyframes/rank_workers.h"
 #include "process/thread_lock.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
