@@ -52,7 +52,7 @@ def _walk_lines(summary):
 
 
 class PyBacktrace(_LibpythonCommand):
-    """Display the current python frame and all the frames within its call stack (if any).
+    """Print the Python traceback from the selected Python frame out, innermost first.
 
 libpython.py's py-bt, read by pyframes (works on stripped interpreters): 'Traceback (most recent
 call first):', then '  File "F", line N, in NAME' and the source line per Python frame, and the
@@ -66,7 +66,7 @@ C functions, GIL waits and garbage collections libpython shows, from gdb's selec
 
 
 class PyBacktraceFull(_LibpythonCommand):
-    """Display the current python frame and all the frames within its call stack (if any).
+    """Print the Python frames from the selected one out, with their variables.
 
 libpython.py's py-bt-full: '#N Frame 0xADDR, for file F, line N, in NAME (a=1, b=2)' per Python
 frame (N: gdb's frame number of its evaluation loop) and the source line."""
@@ -83,15 +83,11 @@ _TWO = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
 
 
 class PyList(_LibpythonCommand):
-    """List the current Python source code, if any.
+    """Print the source around the current line of the selected Python frame (libpython.py's py-list).
 
-Use
-   py-list START
-to list at a different line number within the python source.
-
-Use
-   py-list START, END
-to list a specific range of lines within the python source."""
+Usage: py-list              five lines either side of the current line, marked '>'
+       py-list START        lines START to START+10
+       py-list START,END    lines START to END"""
 
     def __init__(self):
         super(PyList, self).__init__("py-list", gdb.COMMAND_FILES, gdb.COMPLETE_NONE)
@@ -138,8 +134,10 @@ def _move(up):
 
 
 class PyUp(_LibpythonCommand):
-    """Select and print all python stack frame in the same eval loop starting from the one that
-called this one (if any)."""
+    """Select the next older Python frame and print it (libpython.py's py-up).
+
+Prints every Python frame its evaluation loop ran, as py-bt-full does; at the outermost one,
+'Unable to find an older python frame'."""
 
     def __init__(self):
         super(PyUp, self).__init__("py-up", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
@@ -149,8 +147,10 @@ called this one (if any)."""
 
 
 class PyDown(_LibpythonCommand):
-    """Select and print all python stack frame in the same eval loop starting from the one called
-this one (if any)."""
+    """Select the next newer Python frame and print it (libpython.py's py-down).
+
+Prints every Python frame its evaluation loop ran, as py-bt-full does; at the innermost one,
+'Unable to find a newer python frame'."""
 
     def __init__(self):
         super(PyDown, self).__init__("py-down", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
@@ -167,8 +167,9 @@ def _variables_unit():
 
 
 class PyPrint(_LibpythonCommand):
-    """Look up the given python variable name, and print it.
+    """Print one variable of the selected Python frame (libpython.py's py-print).
 
+Usage: py-print NAME
 Looks in the innermost Python frame of the selected evaluation-loop run: its local variables,
 then its module's globals and the builtins where pyframes read them ("local 'c' = 3")."""
 
@@ -195,7 +196,7 @@ then its module's globals and the builtins where pyframes read them ("local 'c' 
 
 
 class PyLocals(_LibpythonCommand):
-    """Look up the given python variable name, and print it.
+    """Print the variables of the selected Python frame.
 
 libpython.py's py-locals: 'NAME = REPR' per variable of the selected Python frame; from 3.11 the
 frames of its evaluation-loop run, each under 'Locals for NAME'."""
