@@ -83,8 +83,12 @@ def units_of(thread):
         current.frames.append(item)
         if frames[item].get("entry"):
             current = None
-    if _gil_marker(thread) and not any(u.info == cframes.WAITING_FOR_GIL for u in units):
-        units.insert(0, Unit("other", units[0].level if units else 0, info=cframes.WAITING_FOR_GIL))
+    # Without gdb's name of the wait (a stripped interpreter), pyframes' thread state says it: the
+    # marker takes gdb's innermost frame, below the first evaluation loop (never at its level,
+    # or py-up from the marker would select it again).
+    if (_gil_marker(thread) and units and units[0].level > 0
+            and not any(u.info == cframes.WAITING_FOR_GIL for u in units)):
+        units.insert(0, Unit("other", 0, info=cframes.WAITING_FOR_GIL))
     return units, True
 
 
