@@ -1,9 +1,9 @@
-"""The gdb commands: `pyframes bt|list|up|down|frame|locals|print|ledger`, and the py-* aliases
-of libpython.py where that file has not defined them. Each command is thin: it parses its
+"""The gdb commands: `pyframes bt|list|up|down|frame|locals|print|ledger`, and libpython.py's py-*
+commands where that file has not defined them (libpython_commands.py). Each command is thin: it parses its
 argument, asks views/ledger for lines and prints them; every failure is one line (gdb.GdbError)."""
 import gdb
 
-from . import ledger, views
+from . import ledger, libpython_commands, views
 from . import snapshot as snapshots
 from .frames_text import Sources, listing, printable
 from .parsing import UsageError, parse_count, parse_frame_number, parse_list_range
@@ -273,12 +273,6 @@ def _defined(command):
         return False
 
 
-# libpython.py's commands and ours: an alias is made only where libpython.py (or anything else)
-# has not defined the name, so loading both keeps libpython's.
-ALIASES = (("py-bt", "pyframes bt"), ("py-list", "pyframes list"), ("py-up", "pyframes up"),
-           ("py-down", "pyframes down"), ("py-locals", "pyframes locals"), ("py-print", "pyframes print"))
-
-
 def define():
     PyframesPrefix()
     Backtrace()
@@ -289,9 +283,6 @@ def define():
     Locals()
     Print()
     Ledger()
-    made = []
-    for alias, command in ALIASES:
-        if not _defined(alias):
-            gdb.execute("alias %s = %s" % (alias, command), to_string=True)
-            made.append(alias)
-    return made
+    # libpython.py's commands, in its formats, only where it (or anything else) has not defined
+    # them: loading both keeps libpython's.
+    return libpython_commands.define(_defined)

@@ -69,6 +69,8 @@ class Sources(object):
             except OSError:
                 continue
             found = data.decode("utf-8", "replace").split("\n")
+            if found and found[-1] == "":
+                found.pop()  # the newline that ends the last line starts no line of its own
             break
         self.cache[file] = found
         return found

@@ -37,6 +37,7 @@ class Snapshot(object):
 _snapshots = {}     # target key -> Snapshot
 _selected = {}      # (target key, native id) -> index of the selected Python frame
 _gdb_cores = {}     # target key -> private directory holding a core gdb wrote of the target
+_units = {}         # (target key, native id) -> py-up/py-down's unit where gdb's stack is not merged
 
 
 def forget(*_event):
@@ -44,6 +45,7 @@ def forget(*_event):
     changed)."""
     _snapshots.clear()
     _selected.clear()
+    _units.clear()
     for directory in _gdb_cores.values():
         shutil.rmtree(directory, ignore_errors=True)
     _gdb_cores.clear()
@@ -172,3 +174,12 @@ def selected_index(snapshot, thread):
 
 def select_index(snapshot, thread, index):
     _selected[(snapshot.target.key(), thread.get("native_id"))] = index
+
+
+def selected_unit(snapshot, thread):
+    """(unit index, Python frame index when it was selected), or None."""
+    return _units.get((snapshot.target.key(), thread.get("native_id")))
+
+
+def select_unit(snapshot, thread, selection):
+    _units[(snapshot.target.key(), thread.get("native_id"))] = selection

@@ -220,6 +220,21 @@ def errors_group(args):
                          "Usage: pyframes frame", "Usage: pyframes locals", "Usage: pyframes print NAME",
                          "Usage: pyframes ledger"):
                 p.expect(word in out, "help: %r missing" % word)
+            # libpython.py's commands, defined by the extension where libpython.py is not loaded;
+            # where something defined py-bt first (libpython.py), it stays.
+            code, out, err = gs.run_batch(args.loader, [], ["help %s" % c for c in (
+                "py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-locals", "py-print")])
+            p.expect(code == 0 and not err.strip(), "help py-*: status %d, stderr %r" % (code, err))
+            for word in ("libpython.py's py-bt", "libpython.py's py-bt-full", "py-list START,END", "libpython.py's py-up",
+                         "libpython.py's py-down", "libpython.py's py-locals", "libpython.py's py-print"):
+                p.expect(word in out, "help py-*: %r missing" % word)
+            theirs = os.path.join(workdir, "theirs-gdb.py")
+            with open(theirs, "w") as f:
+                f.write("import gdb\nclass Theirs(gdb.Command):\n    def invoke(self, argument, from_tty):\n"
+                        "        gdb.write('theirs\\n')\nTheirs('py-bt', gdb.COMMAND_STACK)\n")
+            code, out, err = gs.run_batch(None, ["-iex", "source %s" % theirs, "-iex", "source %s" % args.loader],
+                                          ["py-bt"])
+            p.expect(out.strip() == "theirs", "py-bt defined before the extension: %r %r" % (out, err))
             # A pyframes that may not read processes (as under ptrace_scope=1, where gdb may trace
             # its child but pyframes may not): the extension reads a core gdb writes instead.
             truth = target.truth

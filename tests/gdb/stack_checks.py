@@ -2,6 +2,7 @@
 recorded about themselves (tests/integration/programs/stackrecord.py): frames, thread coverage,
 --native merging, list, up/down/frame, locals and print."""
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -50,6 +51,36 @@ def python_only(frames):
 
 def check_bt(output, record, what):
     return check_python_frames(python_only(gs.parse_frames(output.split("\n"))), record["frames"], what)
+
+
+_TRACEBACK_FILE = re.compile(r'^  File "(.*)", line (\d+), in (.*)$')
+
+
+def check_traceback(output, record, what):
+    """py-bt in libpython.py's format: 'Traceback (most recent call first):', then per Python
+    frame '  File "F", line N, in NAME' and '    SOURCE' (C frames libpython shows, '  <...>',
+    between them), compared with the frames the program recorded (co_name, file, line)."""
+    lines = output.split("\n")
+    if "Traceback (most recent call first):" not in lines:
+        return ["%s: no 'Traceback (most recent call first):' line: %r" % (what, output[:300])]
+    lines = lines[lines.index("Traceback (most recent call first):") + 1:]
+    got = []
+    for i, line in enumerate(lines):
+        match = _TRACEBACK_FILE.match(line)
+        if match:
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            source = following[4:] if following.startswith("    ") else None
+            got.append((match.group(3), match.group(1), int(match.group(2)), source))
+    problems = []
+    want = record["frames"]
+    if len(got) != len(want):
+        problems.append("%s: %d File lines, the program recorded %d frames" % (what, len(got), len(want)))
+    for index, (g, w) in enumerate(zip(got, want)):
+        expected_source = source_line(w["file"], w["line"])
+        if g[:3] != (w["function"], w["file"], w["line"]) or (expected_source is not None and g[3] != expected_source):
+            problems.append("%s: frame %d is %r, the program recorded %s, source %r" % (
+                what, index, g, frame_text(w), expected_source))
+    return problems
 
 
 def check_native(output, record, what):
@@ -136,6 +167,8 @@ def check_listing(result, record, index, what):
     frame = record["frames"][index]
     with open(frame["file"], "rb") as f:
         lines = f.read().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the last line's newline: no line 114 in a file of 113 lines
     listing = gs.parse_listing(result["output"])
     first = max(1, frame["line"] - 5)
     last = min(frame["line"] + 5, len(lines))

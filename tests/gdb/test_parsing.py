@@ -7,7 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gdb"))
 
-from hangshim_gdb import frames_text, native_merge, parsing  # noqa: E402
+from hangshim_gdb import frames_text, libpython_text, native_merge, parsing  # noqa: E402
 
 
 class InfoTarget(unittest.TestCase):
@@ -127,6 +127,40 @@ class Printable(unittest.TestCase):
         frame = {"function": "f", "qualname": "C.f", "file": "/x/\x1bevil.py", "line": 3}
         self.assertEqual(frames_text.frame_line("#2", frame), "#2  C.f (/x/\\x1bevil.py:3)")
         self.assertEqual(frames_text.frame_line("#0", {"function": "g", "file": "<string>", "line": 0}), "#0  g (<string>)")
+
+
+class LibpythonText(unittest.TestCase):
+    """libpython.py's formats (Tools/gdb/libpython.py: '%4s    %s' listings, 'Frame 0x...'
+    summaries, '  File ...' tracebacks)."""
+
+    def test_listing_marks_the_current_line_in_the_number_column(self):
+        lines = ["def baz(*args):", "    id(42)", "", "foo(1, 2, 3)"]
+        self.assertEqual(libpython_text.listing_lines(lines, 1, 11, 2),
+                         ["   1    def baz(*args):", "  >2        id(42)", "   3    ", "   4    foo(1, 2, 3)"])
+        self.assertEqual(libpython_text.listing_lines(["x"] * 120, 100, 100, 100), [">100    x"])
+
+    def test_listing_stops_at_the_last_line(self):
+        self.assertEqual(len(libpython_text.listing_lines(["a", "b"], 1, 9, 1)), 2)
+
+    def test_frame_repr(self):
+        frame = {"function": "bar", "file": "/srv/s.py", "line": 7, "frame_address": 0x7f00,
+                 "locals": [{"name": "x", "repr": "5", "argument": False}, {"name": "a", "repr": "1", "argument": True}]}
+        self.assertEqual(libpython_text.frame_repr(frame), "Frame 0x7f00, for file /srv/s.py, line 7, in bar (a=1, x=5)")
+        self.assertEqual(libpython_text.frame_repr({"function": "<module>", "file": "m.py", "line": 1}),
+                         "Frame 0x0, for file m.py, line 1, in <module> ()")
+
+    def test_long_reprs_are_cut_as_libpython_cuts_them(self):
+        self.assertEqual(libpython_text.truncated("x" * 2000), "x" * 1024 + "...(truncated)")
+
+
+class SourceLines(unittest.TestCase):
+    def test_no_line_after_the_last_newline(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
+            f.write("a\nb\n")
+            f.flush()
+            target = type("T", (), {"kind": "core", "root": None})()
+            self.assertEqual(frames_text.Sources(target).lines(f.name), ["a", "b"])
 
 
 def py(name, entry=False):

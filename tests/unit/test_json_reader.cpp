@@ -94,6 +94,7 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
   process.warnings = {"thread list cut short"};
   process.threads[0].frames[0].locals = {Local{"step", "1005", false}, Local{"self", "<Trainer object at 0x1>", true}};
   process.threads[0].frames[2].is_entry = true;
+  process.threads[0].frames[1].frame_address = 0x7f00deadbe00;
   process.threads[1].truncated = true;
   process.threads[1].truncation_reason = "the frame chain loops";
   process.threads[1].thread_id = UINT64_MAX - 5;
@@ -149,6 +150,7 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
       CHECK(a.file == b.file);
       CHECK(a.line == b.line);
       CHECK(a.is_entry == b.is_entry);
+      CHECK(a.frame_address == b.frame_address);
       CHECK(a.address == b.address);
       CHECK(a.offset == b.offset);
       CHECK(a.module == b.module);

@@ -23,6 +23,7 @@ struct Frame {
   int line = 0;           // 0 when unknown
   bool is_entry = false;  // Python: first frame of an evaluation-loop run (3.11+ entry frames)
   uint64_t address = 0;   // native: instruction pointer (a return address for callers)
+  uint64_t frame_address = 0;  // Python: the frame in the target (PyFrameObject <= 3.10, _PyInterpreterFrame 3.11+)
   uint64_t offset = 0;    // native: `address` as a link-time address of `module` (what addr2line takes)
   std::string module;     // native: the shared object or executable, as the target maps it
   std::vector<Local> locals;  // filled only when asked for (--locals)

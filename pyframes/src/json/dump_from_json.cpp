@@ -123,6 +123,7 @@ Frame read_frame(const JsonValue& value, std::string path, std::optional<std::st
   }
   frame.is_entry = fields.flag("entry");
   frame.address = fields.uint64("address");
+  frame.frame_address = fields.uint64("frame_address");
   frame.offset = fields.uint64("offset");
   frame.module = fields.text("module");
   const auto& locals = fields.array("locals");

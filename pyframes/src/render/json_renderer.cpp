@@ -23,6 +23,7 @@ void write_frame_fields(JsonWriter& json, const Frame& frame) {
     if (frame.offset != 0) json.key("offset").value(frame.offset);
   }
   if (frame.is_entry) json.key("entry").value(true);
+  if (frame.kind == Frame::Kind::Python && frame.frame_address != 0) json.key("frame_address").value(frame.frame_address);
 }
 
 void write_frame(JsonWriter& json, const Frame& frame) {

@@ -74,6 +74,7 @@ Result<Frame> CodeCache::frame(const RawFrame& raw) {
   frame.file = info->filename;
   frame.line = code_line(*info, reader_.layout(), raw.instruction_offset);
   frame.is_entry = raw.is_entry;
+  frame.frame_address = raw.frame;
   return frame;
 }
 
