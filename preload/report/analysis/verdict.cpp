@@ -229,6 +229,9 @@ int resolve_findings(const Analysis& a, std::vector<Finding>& findings) {
     verdict.chain.insert(verdict.chain.begin(), links.begin(), links.end());
     verdict.culprits.assign(cause.begin(), cause.end());
     decide_missing(a, findings, static_cast<size_t>(best), by_comm);
+    // The cause waits on nobody: it stays the root whatever another communicator's call it is in.
+    verdict.blocked_by = -1;
+    verdict.root_cause = true;
   }
   return best;
 }
