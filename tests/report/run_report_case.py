@@ -64,6 +64,10 @@ class Checker(object):
                "rank %d: %s at %s, the truth says %s" % (rank, what, call["site"], want["callsite"]))
         expect(call["iteration"] == want["iteration"],
                "rank %d: %s in iteration %d, the truth says %d" % (rank, what, call["iteration"], want["iteration"]))
+        if "chain" in want:  # a call-site through the job's own helpers: its frames, loop line first
+            got = call.get("chain", [])
+            expect(len(got) == len(want["chain"]) and all(same_site(g, w) for g, w in zip(got, want["chain"])),
+                   "rank %d: %s through %s, the truth says %s" % (rank, what, got, want["chain"]))
         for key in ("count", "dtype", "root"):
             if key in want:
                 expect(call[key] == want[key], "rank %d: %s has %s %s, the truth says %s" % (rank, what, key, call[key], want[key]))
@@ -109,6 +113,8 @@ class Checker(object):
             expect(v["kind"] == "healthy", "%s: verdict %s for a healthy run: %s" % (label, v["kind"], v["summary"]))
             return
         expect(v["kind"] == t["kind"], "%s: verdict %s, the truth says %s: %s" % (label, v["kind"], t["kind"], v["summary"]))
+        expect(v.get("ambiguous", False) == t.get("ambiguous", False),
+               "%s: ambiguous=%s, the truth says %s: %s" % (label, v.get("ambiguous"), t.get("ambiguous", False), v["summary"]))
         expect(v["culprits"] == sorted(t["culprits"]),
                "%s: culprits %s, the truth says %s: %s" % (label, v["culprits"], t["culprits"], v["summary"]))
         expect(sorted(v["comm"]["ranks"]) == sorted(t["communicator"]["ranks"]),
@@ -123,12 +129,18 @@ class Checker(object):
             expect(first.startswith("OK:") or first.startswith("NO HANG"), "a healthy run raised an alarm: %s" % first)
             return
         expect(first.startswith("HANG:"), "the first line is not a HANG verdict: %s" % first)
-        culprits = t["culprits"]
-        phrase = ("rank %s" if len(culprits) == 1 else "ranks %s") % rank_text(culprits)
-        needed = [phrase, "%s #%d" % (t["op"], t["seq"])]
+        def phrase_of(ranks):
+            return ("rank %s" if len(ranks) == 1 else "ranks %s") % rank_text(ranks)
+        if t.get("ambiguous"):  # both sides named, and the verdict says it cannot tell
+            needed = ["cannot tell which side is wrong"] + [phrase_of(side) for side in t["sides"]]
+        else:
+            needed = [phrase_of(t["culprits"])]
+        needed.append("%s #%d" % (t["op"], t["seq"]))
         for state in t["ranks"].values():
             if state["state"] == "in_collective":
                 needed += [base_line(state["callsite"]), "iteration %d" % state["iteration"]]
+                if "chain" in state:  # the loop line leads the call-site's chain
+                    needed.append("%s) -> " % base_line(state["chain"][0]))
             elif state["state"] == "outside_nccl":
                 needed.append(base_line(state["callsite"]))
             elif state["state"] == "exited":

@@ -106,8 +106,11 @@ TEST_CASE("report inputs: each damaged file is one error naming it, the good led
   CHECK(mentions("symbolic link", "link.ledger"));
   CHECK(mentions("not a regular file", "fifo.ledger"));
   Diagnosis d = diagnose(inputs, {});
-  CHECK(d.verdict == Kind::StuckOutsideNccl);  // the verdict of the good ledgers
-  CHECK(verdict_of(d).culprits == std::vector<int>{1});
+  // The verdict of the good ledgers: rank 1 stopped outside NCCL, rank 0 waits for it. One rank
+  // on each side: stuck or uneven steps, the step counts cannot tell which side is wrong.
+  CHECK(d.verdict == Kind::IterationMismatch);
+  CHECK(verdict_of(d).ambiguous);
+  CHECK(verdict_of(d).waiting == std::vector<int>{0});
 }
 
 TEST_CASE("report inputs: hostile entries inside a valid header are skipped with warnings, not fatal") {

@@ -26,6 +26,7 @@ bool is_root_kind(uint32_t kind) {
 Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts) : in(inputs), options(opts) {
   group_comms();
   name_comms();
+  trace_user_chains();
   place_ranks();
 }
 
@@ -146,20 +147,34 @@ const CallRecord* Analysis::collective_at(size_t view, int comm, uint64_t seq) c
 
 SiteKey Analysis::site_key(size_t view, const CallRecord& record) const {
   const LocalSite* local = in.ranks[view].site(record.callsite);
-  if (local == nullptr) return {};
+  if (local == nullptr || local->chain == kNoChain) return {};
   const Chain& chain = in.chains[local->chain];
   if (chain.frames.empty()) return {};
   const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
-  return {f.file, f.line};
+  return {f.file, f.line, chain_paths_[local->chain]};
 }
 
 std::optional<Site> Analysis::site(size_t view, const CallRecord& record) const {
   const LocalSite* local = in.ranks[view].site(record.callsite);
-  if (local == nullptr) return std::nullopt;
+  if (local == nullptr || local->chain == kNoChain) return std::nullopt;
   const Chain& chain = in.chains[local->chain];
   if (chain.frames.empty()) return std::nullopt;
   const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
   return Site{in.strings[f.file], in.strings[f.function], f.line};
+}
+
+std::vector<Site> Analysis::user_chain(size_t view, const CallRecord& record) const {
+  std::vector<Site> out;
+  const LocalSite* local = in.ranks[view].site(record.callsite);
+  if (local == nullptr || local->chain == kNoChain) return out;
+  const Chain& chain = in.chains[local->chain];
+  const std::vector<int>& shown = user_frames(local->chain);
+  if (shown.size() < 2) return out;
+  for (auto it = shown.rbegin(); it != shown.rend(); ++it) {  // outermost first, as people read a call path
+    const SiteFrame& f = chain.frames[static_cast<size_t>(*it)];
+    out.push_back(Site{in.strings[f.file], in.strings[f.function], f.line});
+  }
+  return out;
 }
 
 Site Analysis::site_text(SiteKey key, uint32_t function) const {
@@ -173,7 +188,7 @@ uint64_t Analysis::line_hits(size_t view, SiteKey key) const {
     const Chain& chain = in.chains[local.chain];
     if (chain.frames.empty()) continue;
     const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
-    if (f.file == key.file && f.line == key.line) hits += local.hits;
+    if (f.file == key.file && f.line == key.line && chain_paths_[local.chain] == key.path) hits += local.hits;
   }
   return hits;
 }
@@ -217,6 +232,7 @@ Call Analysis::call(size_t view, const CallRecord& r) const {
   c.op = display_op(r);
   c.seq = r.seq;
   c.site = site(view, r);
+  c.chain = user_chain(view, r);
   c.iteration = r.callsite_hit;
   c.count = r.count;
   c.dtype = dtype_name(r.dtype);

@@ -20,13 +20,19 @@ struct DiagnoseOptions {
   std::vector<std::string> only_comms;  // --comm: names or key prefixes (empty: all)
 };
 
-// "Your line" of a call, as interned ids (cheap to compare across ranks).
+// "Your line" of a call, as interned ids (cheap to compare across ranks), with the chain of
+// your frames that leads to it (user_chain.cpp): two calls through the same wrapper line from
+// different loop lines are different call-sites.
 struct SiteKey {
   uint32_t file = UINT32_MAX;
   int32_t line = 0;
+  uint32_t path = UINT32_MAX;  // the user chain's id (Analysis::chain_paths), UINT32_MAX: that line alone
   bool known() const { return file != UINT32_MAX; }
-  bool operator==(const SiteKey& o) const { return file == o.file && line == o.line; }
-  bool operator<(const SiteKey& o) const { return file != o.file ? file < o.file : line < o.line; }
+  bool operator==(const SiteKey& o) const { return file == o.file && line == o.line && path == o.path; }
+  bool operator<(const SiteKey& o) const {
+    if (file != o.file) return file < o.file;
+    return line != o.line ? line < o.line : path < o.path;
+  }
 };
 
 struct Member {
@@ -59,7 +65,9 @@ class Analysis {
   const ledger::CallRecord* collective_at(size_t view, int comm, uint64_t seq) const;
   SiteKey site_key(size_t view, const ledger::CallRecord& record) const;
   std::optional<Site> site(size_t view, const ledger::CallRecord& record) const;
-  // How many calls this rank issued from call-sites whose user line is `key`.
+  // The record's user chain, outermost first, when it is longer than "your line" alone.
+  std::vector<Site> user_chain(size_t view, const ledger::CallRecord& record) const;
+  // How many calls this rank issued from call-sites whose user line (and chain) is `key`.
   uint64_t line_hits(size_t view, SiteKey key) const;
   Call call(size_t view, const ledger::CallRecord& record) const;
   // Whether the record's operation is still pending. A collective completes on all members or
@@ -74,11 +82,23 @@ class Analysis {
   Site site_text(SiteKey key, uint32_t function) const;
   // A view's entry for communicator `comm`, nullptr when it is not a member.
   const ledger::CommInfo* member_info(size_t view, int comm) const;
+  // The user frames a call-site chain names, innermost first (indexes into its frames): the
+  // first frame outside the libraries and, when that frame is a helper the job calls from
+  // several lines, the frames that call it (user_chain.cpp). Empty when the chain has no user
+  // frame.
+  const std::vector<int>& user_frames(uint32_t chain) const;
+  // The situation of a global rank, nullptr when no ledger has it.
+  const RankSituation* situation_of(int rank) const;
+  // The view of a global rank, SIZE_MAX when no ledger has it.
+  size_t view_of(int rank) const;
 
  private:
   void group_comms();
   void name_comms();
   void place_ranks();
+  void trace_user_chains();
+  std::vector<std::vector<int>> user_frames_;  // per ChainPool id
+  std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path
   std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
   std::vector<std::map<uint32_t, int>> comm_ids_;  // per view: comm id -> communicator index
 };

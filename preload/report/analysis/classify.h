@@ -42,6 +42,11 @@ std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_init_failure(const Analysis& a);
 
+// A never-issued finding whose missing ranks ran the waiting ranks' call-site one time fewer
+// and are outside NCCL, out of the loop: uneven steps (classify_uneven.cpp). Rewrites `f` into
+// an iteration mismatch naming the smaller side and returns true; false leaves it as it was.
+bool decide_uneven_steps(const Analysis& a, Finding& f);
+
 // Links findings across communicators (a rank missing here because it waits there), decides
 // the kinds that depend on where culprits are, and returns the index of the root cause.
 int resolve_findings(const Analysis& a, std::vector<Finding>& findings);

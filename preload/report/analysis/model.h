@@ -51,6 +51,7 @@ struct Call {
   std::string op;           // "all_reduce", "barrier", "send", "comm_init_rank", ...
   uint64_t seq = 0;         // collective (or p2p) number on the communicator, 0 for life cycle
   std::optional<Site> site;
+  std::vector<Site> chain;  // your frames leading to `site`, outermost first (empty: `site` alone names it)
   uint64_t iteration = 0;   // the nth call from that call-site; 0 when unknown
   uint64_t count = 0;
   std::string dtype;
@@ -125,6 +126,17 @@ struct InitFailure {
   std::string text;       // ncclGetLastError's text, "" when none was recorded
 };
 
+// One step of a chain of waits across communicators: `waiting` wait in collective #seq of
+// `comm` for `for_ranks`, who wait further down the chain (or are the cause).
+struct WaitLink {
+  std::vector<int> waiting;
+  std::vector<int> for_ranks;
+  int comm = -1;
+  uint64_t seq = 0;
+  std::string op;
+  int finding = -1;  // index into Diagnosis::findings
+};
+
 struct Finding {
   Kind kind = Kind::Healthy;
   int comm = -1;
@@ -136,6 +148,9 @@ struct Finding {
   std::vector<ValueGroup> values; // mismatches and call-site divergences: who did what
   std::string reason;             // how the culprits were told apart from the others
   uint64_t others_ran = 0;        // iteration mismatch: how often the others ran the culprits' line
+  bool fewer = false;             // iteration mismatch by steps: the culprits ran one iteration fewer (else more)
+  bool ambiguous = false;         // the evidence cannot tell which side is wrong: culprits holds both sides
+  std::vector<WaitLink> chain;    // the verdict's: who waits for its culprits, across communicators, nearest first
   bool never_issued = false;      // the culprits never issued collective #seq (vs. issued it wrong)
   int blocked_by = -1;            // the finding that holds this one's culprits (they wait there)
   bool root_cause = true;

@@ -63,11 +63,23 @@ std::string comm_name(const Diagnosis& d, int comm) {
 
 std::string verb(const std::vector<int>& ranks, const char* one, const char* many) { return ranks.size() == 1 ? one : many; }
 
+// "train.py:88", or through a helper of the job's own "train (job.py:78) -> Comm.all_reduce (job.py:54)".
+std::string site_phrase(const Call& c) {
+  if (!c.site) return "an unknown line";
+  if (c.chain.size() < 2) return short_site(*c.site);
+  std::string out;
+  for (const auto& frame : c.chain) {
+    if (!out.empty()) out += " -> ";
+    out += fmt::format("{} ({})", frame.function, short_site(frame));
+  }
+  return out;
+}
+
 // "train.py:88 (iteration 3)"
 std::string line_and_iteration(const Call& c) {
   if (!c.site) return "an unknown line";
-  if (c.iteration == 0) return short_site(*c.site);
-  return fmt::format("{} (iteration {})", short_site(*c.site), c.iteration);
+  if (c.iteration == 0) return site_phrase(c);
+  return fmt::format("{} (iteration {})", site_phrase(c), c.iteration);
 }
 
 // "all_reduce #3 on world at train.py:88 (iteration 3)"
@@ -93,11 +105,11 @@ std::string where_they_wait(const Diagnosis& d, const std::vector<int>& ranks) {
   return out;
 }
 
-// What each group of culprits is doing instead: "rank 3 is at loader.py:54 (outside NCCL)",
+// What each group of ranks is doing instead: "rank 3 is at loader.py:54 (outside NCCL)",
 // "rank 3 exited after all_reduce #2 at train.py:88 (iteration 2)".
-std::string culprit_status(const Diagnosis& d, const Finding& f) {
+std::string ranks_status(const Diagnosis& d, const Finding& f, const std::vector<int>& ranks) {
   std::map<std::string, std::vector<int>> by_text;  // text after the rank list, with its verb
-  for (int r : f.culprits) {
+  for (int r : ranks) {
     const RankSituation* s = find(d, r);
     std::string text;
     if (s == nullptr) {
@@ -124,14 +136,16 @@ std::string culprit_status(const Diagnosis& d, const Finding& f) {
     by_text[text].push_back(r);
   }
   std::string out;
-  for (const auto& [text, ranks] : by_text) {
+  for (const auto& [text, members] : by_text) {
     if (!out.empty()) out += "; ";
     bool with_be = !text.empty() && text[0] == '|';  // "is"/"are" goes before it
-    out += with_be ? fmt::format("{} {} {}", ranks_phrase(ranks), verb(ranks, "is", "are"), text.substr(1))
-                   : fmt::format("{} {}", ranks_phrase(ranks), text);
+    out += with_be ? fmt::format("{} {} {}", ranks_phrase(members), verb(members, "is", "are"), text.substr(1))
+                   : fmt::format("{} {}", ranks_phrase(members), text);
   }
   return out;
 }
+
+std::string culprit_status(const Diagnosis& d, const Finding& f) { return ranks_status(d, f, f.culprits); }
 
 // The call most of these ranks are in (for the mismatch and divergence lines).
 std::optional<Call> common_call(const Diagnosis& d, const std::vector<int>& ranks) {
@@ -174,6 +188,61 @@ std::string shim_process_list(const std::vector<ShimProcess>& processes) {
     if (i == 0 && !processes[i].command.empty()) out += fmt::format(" `{}`", processes[i].command);
   }
   if (processes.size() > 8) out += fmt::format(", and {} more", processes.size() - 8);
+  return out;
+}
+
+// Uneven steps with one side out of the loop (classify_uneven.cpp): the side whose step count
+// differs, or that nobody can tell which.
+std::string uneven_steps_line(const Diagnosis& d, const Finding& f) {
+  const std::string comm = comm_label(d, f.comm);
+  uint64_t ran = f.others_ran;
+  std::string times = ran == 1 ? "once" : fmt::format("{} times", ran);
+  if (f.ambiguous && f.values.size() == 2) {
+    const auto& in_call = f.values[0].ranks;
+    const auto& out = f.values[1].ranks;
+    auto call = common_call(d, in_call);
+    return fmt::format("HANG: cannot tell which side is wrong: {} {} in {} #{} on comm {} at {} while {} ran it {} and left "
+                       "the loop ({}): as many ranks on each side, so either {} ran one iteration more or {} one fewer",
+                       ranks_phrase(in_call), verb(in_call, "waits", "wait"), f.op, f.seq, comm,
+                       call ? line_and_iteration(*call) : "?", ranks_phrase(out), times, ranks_status(d, f, out),
+                       ranks_phrase(in_call), ranks_phrase(out));
+  }
+  const std::string culprits = ranks_phrase(f.culprits);
+  const std::string others = ranks_phrase(f.waiting);
+  if (!f.fewer) {
+    auto call = common_call(d, f.culprits);
+    return fmt::format("HANG: {} ran one more iteration of {} than {}: {} {} in {} #{} on comm {} there (iteration {}); {} "
+                       "ran it {}, completed {} #{} and left the loop: {}",
+                       culprits, call ? site_phrase(*call) : "its line", others, verb(f.culprits, "it waits", "they wait"),
+                       f.culprits.size() == 1 ? "alone" : "by themselves", f.op, f.seq, comm, ran + 1, others, times, f.op,
+                       f.seq - 1, ranks_status(d, f, f.waiting));
+  }
+  auto call = common_call(d, f.waiting);
+  return fmt::format("HANG: {} ran one iteration fewer of {} than the other ranks: {} ran it {}, completed {} #{} and left "
+                     "the loop ({}); {} {} in {} #{} on comm {} at {}",
+                     culprits, call ? site_phrase(*call) : "its line", verb(f.culprits, "it", "they"), times, f.op,
+                     f.seq - 1, culprit_status(d, f), others, verb(f.waiting, "waits", "wait"), f.op, f.seq, comm,
+                     call ? line_and_iteration(*call) : "?");
+}
+
+// The chain of waits behind the verdict's culprits: "rank 1 waits for it in all_reduce #3 on
+// world/split1 at ...; ranks 0,2 wait for ranks 1,3 in all_reduce #3 on world at ...".
+std::string chain_phrase(const Diagnosis& d, const Finding& f) {
+  std::string out;
+  for (const auto& link : f.chain) {
+    if (link.waiting.empty()) continue;
+    std::string whom = link.for_ranks == f.culprits ? std::string(verb(f.culprits, "it", "them")) : ranks_phrase(link.for_ranks);
+    std::optional<Call> where;
+    for (int r : link.waiting) {
+      const RankSituation* s = find(d, r);
+      if (s != nullptr && s->current && s->current->comm == link.comm) {
+        where = s->current;
+        break;
+      }
+    }
+    out += fmt::format("; {} {} for {} in {} #{} on {} at {}", ranks_phrase(link.waiting), verb(link.waiting, "waits", "wait"),
+                       whom, link.op, link.seq, comm_name(d, link.comm), where ? line_and_iteration(*where) : "?");
+  }
   return out;
 }
 
@@ -265,6 +334,7 @@ std::string state_line(const Diagnosis& d) {
       return fmt::format("HANG: {} ended inside {} #{} on comm {}: {}; {}", culprits, f.op, f.seq, comm,
                          culprit_status(d, f), where_they_wait(d, f.waiting));
     case Kind::IterationMismatch: {
+      if (f.attribute == "steps") return uneven_steps_line(d, f);
       auto mine = common_call(d, f.culprits);
       auto theirs = common_call(d, f.waiting);
       if (f.attribute == "line" && mine && mine->site) {
@@ -350,15 +420,22 @@ std::string state_line(const Diagnosis& d) {
   return healthy_line(d);
 }
 
+// The state line, with the chain of waits behind the cause after it.
+std::string state_with_chain(const Diagnosis& d) {
+  std::string line = state_line(d);
+  if (d.primary >= 0) line += chain_phrase(d, d.findings[static_cast<size_t>(d.primary)]);
+  return line;
+}
+
 }  // namespace
 
 std::string verdict_line(const Diagnosis& d) {
   // A job that exited with nothing wrong says so itself ("all ranks finished").
-  if (!d.ended() || (d.job.exited && !d.problem)) return state_line(d);
+  if (!d.ended() || (d.job.exited && !d.problem)) return state_with_chain(d);
   // Never a current hang: every process of the job is gone. When, and how it ended, first.
   uint64_t ago = d.now_ns > d.job.last_seen_ns && d.job.last_seen_ns != 0 ? d.now_ns - d.job.last_seen_ns : 0;
   return fmt::format("ENDED: {} {} {} ago (no process of it runs); its last state: {}", d.job.name,
-                     d.job.exited ? "exited" : "was killed or crashed", format_age(ago), state_line(d));
+                     d.job.exited ? "exited" : "was killed or crashed", format_age(ago), state_with_chain(d));
 }
 
 std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {

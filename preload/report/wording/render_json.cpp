@@ -35,6 +35,13 @@ void write_call(JsonWriter& j, const Diagnosis& d, const char* name, const std::
   j.field("comm", c->comm >= 0 ? d.comms[static_cast<size_t>(c->comm)].name : std::string());
   j.field("op", c->op).field("seq", c->seq);
   write_site(j, "site", c->site);
+  if (!c->chain.empty()) {  // your frames that lead to the site, outermost first
+    j.key("chain").begin_array();
+    for (const auto& frame : c->chain) {
+      j.begin_object().field("file", frame.file).field("line", frame.line).field("function", frame.function).end_object();
+    }
+    j.end_array();
+  }
   j.field("iteration", c->iteration).field("count", c->count).field("dtype", c->dtype);
   j.key("root");
   if (c->root >= 0) {
@@ -78,6 +85,8 @@ void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   j.end_array();
   j.field("reason", f.reason);
   if (f.others_ran != 0) j.field("others_ran", f.others_ran);
+  if (f.attribute == "steps") j.field("fewer", f.fewer);
+  j.field("ambiguous", f.ambiguous);
   if (!f.failures.empty()) {
     // init_failed: per group of ranks, the call, NCCL's error (name and code) and its own text.
     j.key("failures").begin_array();
@@ -127,6 +136,18 @@ std::string render_report_json(const Diagnosis& d) {
     write_ranks(j, "waiting", f.waiting);
     write_comm_ref(j, d, f.comm);
     j.field("seq", f.seq).field("op", f.op).field("finding", d.primary);
+    // Cannot tell which side is wrong: culprits holds both sides.
+    j.field("ambiguous", f.ambiguous);
+    // Who waits for the culprits, across communicators, nearest first.
+    j.key("chain").begin_array();
+    for (const auto& link : f.chain) {
+      j.begin_object();
+      write_ranks(j, "waiting", link.waiting);
+      write_ranks(j, "for", link.for_ranks);
+      write_comm_ref(j, d, link.comm);
+      j.field("seq", link.seq).field("op", link.op).end_object();
+    }
+    j.end_array();
   }
   j.key("hints").begin_array();
   for (const auto& h : d.hints) j.value(h);
