@@ -73,7 +73,7 @@ struct MergedStacks {
   size_t hidden_idle = 0;            // threads left out by hide_idle
   bool all_threads = false;
   bool native_threads = false;       // MergeOptions::native_threads
-  size_t native_only = 0;            // members that run no Python (native_threads)
+  size_t native_only = 0;            // with native_threads: members that run no Python
   // Processes that contributed no member, and why: a view never drops a rank silently.
   struct LeftOut {
     int64_t pid = 0;

@@ -100,7 +100,7 @@ std::vector<MergeMember> pick_members(const std::vector<Process>& processes, con
         ++hidden_here;
         continue;
       }
-      if (native_only) ++merged.native_only;
+      if (options.native_threads && native_only) ++merged.native_only;
       MergeMember member;
       member.process = p;
       member.thread = t;
