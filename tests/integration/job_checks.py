@@ -122,7 +122,8 @@ def sample_states(pyframes, target, samples=10, settle=120.0):
                     if (thread["state"] == "holds_gil") != bool(thread["gil"]):
                         counts[tid]["gil flag disagrees"] = counts[tid].get("gil flag disagrees", 0) + 1
             time.sleep(0.05)
-        hidden = thread_states(pyframes, target.pid, ["--idle"])
+        hidden = thread_states(pyframes, target.pid, ["--hide-idle"])
+        included = thread_states(pyframes, target.pid, ["--idle"])  # py-spy's "include idle threads"
     except AssertionError as error:
         return [str(error)], ""
     problems = []
@@ -133,9 +134,14 @@ def sample_states(pyframes, target, samples=10, settle=120.0):
         if hits < need or "gil flag disagrees" in got:
             problems.append("%s: expected %s in at least %d of %d samples, saw %s" % (
                 record["label"], record["expect"], need, samples, got))
-        if record["expect"] == "idle" and not record.get("sampled") and tid in hidden:
-            problems.append("%s: idle, yet shown with --idle" % record["label"])
+        # --hide-idle keeps the main thread, the thread a process waits in, even when idle.
+        if record["expect"] == "idle" and not record.get("sampled") and tid in hidden and tid != target.pid:
+            problems.append("%s: idle, yet shown with --hide-idle" % record["label"])
         if record["expect"] != "idle" and tid not in hidden and got.get(record["expect"], 0) == samples:
-            problems.append("%s: %s, yet hidden by --idle" % (record["label"], record["expect"]))
+            problems.append("%s: %s, yet hidden by --hide-idle" % (record["label"], record["expect"]))
+        if tid not in included:
+            problems.append("%s: missing with --idle (which shows idle threads)" % record["label"])
+    if target.pid in expected and target.pid not in hidden:
+        problems.append("the main thread is hidden by --hide-idle")
     detail = "; ".join("%s %s" % (expected[tid]["label"], counts[tid]) for tid in sorted(counts))
     return problems, detail

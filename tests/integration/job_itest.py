@@ -83,6 +83,26 @@ def group_job(report, args, targets, workdir):
     report.result("--children LAUNCHER: merged text names rank %d first" % OUTLIER, problems,
                   "%.0f ms" % (run.seconds * 1000))
 
+    # Every rank is hung in a wait (idle): --hide-idle must still show each rank's main thread,
+    # and --idle (py-spy's "include idle threads") hide nothing.
+    problems = []
+    for flag in ("--hide-idle", "--idle"):
+        run = run_pyframes(args.pyframes, [flag, "--children", launcher.pid])
+        if run.returncode != 0 or run.stderr:
+            problems.append(run.describe())
+            continue
+        want_header = "%d processes (ranks 0-%d): main threads merged" % (WORLD, WORLD - 1)
+        if not run.stdout.startswith(want_header):
+            problems.append("%s: header %r, expected %r" % (flag, run.stdout.split("\n")[0], want_header))
+        if "hidden" in run.stdout.split("\n\n")[0] or "left out" in run.stdout:
+            problems.append("%s hid a thread of a hung rank: %s" % (flag, run.stdout[:600]))
+        run = run_pyframes(args.pyframes, ["--json", flag, "--children", launcher.pid])
+        merged = json.loads(run.stdout).get("merged", {}) if run.returncode == 0 else {}
+        if merged.get("processes") != WORLD or merged.get("left_out") != [] or merged.get("hidden_idle_threads") != 0:
+            problems.append("%s --json: processes %s, left_out %s, hidden %s" % (
+                flag, merged.get("processes"), merged.get("left_out"), merged.get("hidden_idle_threads")))
+    report.result("--hide-idle and --idle keep every hung rank's main thread", problems)
+
     # JSON: the same processes, and every branch of the tree is what the ranks recorded.
     for selection in (["--children", launcher.pid], ["--pgrep", r"job_rank\.py .* %s$" % token]):
         run = run_pyframes(args.pyframes, ["--json"] + selection)

@@ -242,6 +242,7 @@ def mode_live(args, targets, workdir, report):
             continue
         check_cext_target(report, "live" + (" --native-all" if extra else ""), cext, threads, gdb, bool(extra))
     report.result("live: the C-extension target runs on", untouched_problems(cext.pid))
+    merged_view_checks(args, report, sleeper, cext)
 
     # Several targets in one call: each is stopped and unwound by the worker thread reading it.
     problems = []
@@ -264,6 +265,74 @@ def mode_live(args, targets, workdir, report):
         "Permission denied" in lines[0] else ["expected one permission error, got %s" % run.describe()]
     report.result("live: --native without the right to trace", problems + untouched_problems(cext.pid),
                   lines[0] if lines else "")
+
+
+def summary_rows(text):
+    """The rows of the merged view's summary: after "N distinct stacks:", up to the blank line."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if " distinct stack" in line), None)
+    if start is None:
+        return []
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line)
+    return rows
+
+
+PLUMBING_WORDS = ("__futex", "pthread_cond_wait", "clock_nanosleep", "lto_priv", "_Py", "PyObject_", "cfunction_")
+
+
+def merged_view_checks(args, report, sleeper, cext):
+    """--native in the merged view: the summary names the innermost Python frame and the
+    program's own innermost native frame (the extension's block_forever), never libc's or the
+    interpreter's; a plain Python wait (time.sleep) ends at its Python frame. --native-all brings
+    the thread that never runs Python into the merged view, --native does not."""
+    run = run_pyframes(args.pyframes, ["--native", "--merge", cext.pid])
+    rows = summary_rows(run.stdout)
+    problems = [run.describe()] if run.returncode != 0 else []
+    if len(rows) != 1:
+        problems.append("expected one summary row, got %s: %s" % (rows, run.stdout[:1500]))
+    else:
+        row = rows[0]
+        if "callback (" not in row or "→ [native] block_forever (nativeblock" not in row:
+            problems.append("the row does not end in callback -> [native] block_forever: %r" % row)
+        problems += ["plumbing %r in the row %r" % (w, row) for w in PLUMBING_WORDS if w in row]
+    report.result("live --native --merge: the summary names the extension's frame, not libc's", problems,
+                  rows[0].strip() if rows else "")
+
+    run = run_pyframes(args.pyframes, ["--native", "--merge", sleeper.pid])
+    rows = summary_rows(run.stdout)
+    problems = [run.describe()] if run.returncode != 0 else []
+    frame = sleeper.records["main"]["frames"][0]
+    want = "%s (%s:%d)" % (frame["function"], frame["file"], frame["line"])
+    if len(rows) != 1 or "[native]" in rows[0] or not rows[0].split("  [")[0].rstrip().endswith(want):
+        problems.append("expected one row ending at %s with no native frame (a plain Python wait): %s" % (want, rows))
+    report.result("live --native --merge: a plain time.sleep ends at its Python frame", problems,
+                  rows[0].strip() if rows else "")
+
+    tid = cext.truth["native_thread"]
+    problems = []
+    for extra, wanted in ((["--native"], False), (["--native-all"], True),
+                          (["--native-all", "--all-threads"], True)):
+        run = run_pyframes(args.pyframes, ["--json", "--merge"] + extra + [cext.pid, sleeper.pid])
+        if run.returncode != 0:
+            problems.append(run.describe())
+            continue
+        merged = json.loads(run.stdout)["merged"]
+        tids = [m["native_id"] for m in merged["members"]]
+        if (tid in tids) != wanted:
+            problems.append("%s: the thread without Python (%d) %s the merged members %s" % (
+                " ".join(extra), tid, "missing from" if wanted else "in", tids))
+        for started in (cext, sleeper):
+            if started.pid not in tids:
+                problems.append("%s: main thread of %d missing" % (" ".join(extra), started.pid))
+    run = run_pyframes(args.pyframes, ["--native-all", "--merge", cext.pid, sleeper.pid])
+    if "thread without Python (--native-all)" not in run.stdout.split("\n")[0] or \
+            "[native] block_forever" not in "\n".join(summary_rows(run.stdout)):
+        problems.append("--native-all text: header or summary lacks the native thread: %s" % run.stdout[:1500])
+    report.result("live --native-all --merge: the thread without Python joins the merged view", problems)
 
 
 def native_addresses(thread):

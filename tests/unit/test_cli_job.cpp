@@ -119,19 +119,47 @@ TEST_CASE("cli job: --json merges with several processes and keeps the processes
   CHECK(step["locals"][0]["values"][0]["repr"].str() == "4");
 }
 
-TEST_CASE("cli job: --merge with one process, --all-threads and --idle") {
+TEST_CASE("cli job: --merge with one process, --all-threads, --hide-idle and --idle") {
   Output output;
   CHECK(run({"--merge", "--all-threads", "104"}, output) == kExitOk);
   CHECK(output.out.find("1 process (rank 3): all 2 threads merged") != std::string::npos);
   CHECK(output.out.find("rank 3 \"data-loader\" (idle):") != std::string::npos);
   Output idle;
-  CHECK(run({"--merge", "--all-threads", "--idle", "104"}, idle) == kExitOk);
-  CHECK(idle.out.find("1 idle thread hidden (--idle)") != std::string::npos);
+  CHECK(run({"--merge", "--all-threads", "--hide-idle", "104"}, idle) == kExitOk);
+  CHECK(idle.out.find("1 idle thread hidden (--hide-idle") != std::string::npos);
   CHECK(idle.out.find("data-loader") == std::string::npos);
   Output plain;
-  CHECK(run({"--idle", "104"}, plain) == kExitOk);
+  CHECK(run({"--hide-idle", "104"}, plain) == kExitOk);
   CHECK(plain.out.find("Thread 104") != std::string::npos);
   CHECK(plain.out.find("data-loader") == std::string::npos);
+  CHECK(plain.out.find("1 idle thread hidden (--hide-idle") != std::string::npos);
+  // --idle is py-spy's "include idle threads": everything shows, as by default.
+  Output shown;
+  CHECK(run({"--idle", "104"}, shown) == kExitOk);
+  CHECK(shown.out.find("data-loader") != std::string::npos);
+  CHECK(shown.out.find("hidden") == std::string::npos);
+}
+
+TEST_CASE("cli job: --hide-idle never hides the idle main threads of hung ranks, and --json says so") {
+  // ranks 0-7, their main threads idle like the loaders: every rank hung in a wait
+  auto idle_reader = [](int64_t pid, const ReadOptions& options) -> Result<Process> {
+    auto process = job_reader(pid, options);
+    if (process) process->threads[0].state = ThreadState::Idle;
+    return process;
+  };
+  const Sources sources = job_sources();
+  Output output;
+  CHECK(run_pyframes({"--hide-idle", "--children", "100"}, Terminal{}, idle_reader, "1.0", output, &sources) == kExitOk);
+  CHECK(output.out.find("8 processes (ranks 0-7): main threads merged") != std::string::npos);
+  CHECK(output.out.find("hidden") == std::string::npos);
+  CHECK(output.out.find("left out") == std::string::npos);
+  Output json;
+  CHECK(run_pyframes({"--json", "--hide-idle", "--all-threads", "--children", "100"}, Terminal{}, idle_reader, "1.0",
+                     json, &sources) == kExitOk);
+  const auto doc = mini_json::parse(json.out);
+  CHECK(doc["merged"]["processes"].number() == 8);
+  CHECK(doc["merged"]["hidden_idle_threads"].number() == 8);  // the loaders only
+  CHECK(doc["merged"]["left_out"].array().empty());
 }
 
 TEST_CASE("cli job: --locals reaches the reader") {
@@ -181,7 +209,7 @@ TEST_CASE("cli job: --merge-json: a missing or damaged file is one error line ea
 
 TEST_CASE("cli job options: values, usage errors") {
   auto parsed = parse_options({"--children", "12", "--pgrep", "torchrun", "--children=13", "--merge", "--locals",
-                               "--all-threads", "--idle"});
+                               "--all-threads", "--hide-idle"});
   REQUIRE(parsed.ok());
   CHECK(parsed->children_of == std::vector<int64_t>{12, 13});
   CHECK(parsed->patterns == std::vector<std::string>{"torchrun"});
@@ -191,6 +219,9 @@ TEST_CASE("cli job options: values, usage errors") {
   CHECK(parsed->hide_idle);
   CHECK(parsed->targets.empty());
   CHECK(parse_options({"--no-merge", "1"})->merge == MergeMode::Never);
+  CHECK(parse_options({"--idle", "1"})->show_idle);
+  CHECK_FALSE(parse_options({"--idle", "1"})->hide_idle);
+  CHECK_FALSE(parse_options({"--idle", "--hide-idle", "1"}).ok());
   CHECK(parse_options({"--merge-json", "a.json", "-"})->json_files == std::vector<std::string>{"a.json", "-"});
 
   for (const auto& [args, mentions] : std::vector<std::pair<std::vector<std::string>, std::string>>{

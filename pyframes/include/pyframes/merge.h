@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pyframes/model.h"
@@ -16,7 +17,8 @@ namespace pyframes {
 
 struct MergeOptions {
   bool all_threads = false;  // every thread; otherwise each process's main thread only
-  bool hide_idle = false;    // leave out threads whose state is Idle
+  bool hide_idle = false;    // leave out idle threads, but never those kept_when_hiding_idle keeps
+  bool native_threads = false;  // also every thread that runs no Python (--native-all's threads)
 };
 
 // One merged stack: a thread of one of the processes given to merge_stacks.
@@ -27,6 +29,7 @@ struct MergeMember {
   std::string source;  // Process::source ("pid 1234", a core's path, a dump file)
   std::string rank;    // RANK of the process, empty when it has none
   std::string local_rank;
+  std::string executable;  // Process::executable: the interpreter, for is_native_plumbing
   int64_t worker_of = 0;  // Process::worker_of: the pid of the rank this worker belongs to, else 0
   uint64_t thread_id = 0;
   int64_t native_id = 0;
@@ -69,6 +72,15 @@ struct MergedStacks {
   size_t processes = 0;              // processes that contributed at least one member
   size_t hidden_idle = 0;            // threads left out by hide_idle
   bool all_threads = false;
+  bool native_threads = false;       // MergeOptions::native_threads
+  size_t native_only = 0;            // with native_threads: members that run no Python
+  // Processes that contributed no member, and why: a view never drops a rank silently.
+  struct LeftOut {
+    int64_t pid = 0;
+    std::string rank;
+    std::string reason;
+  };
+  std::vector<LeftOut> left_out;
 };
 
 MergedStacks merge_stacks(const std::vector<Process>& processes, const MergeOptions& options = {});
@@ -76,6 +88,29 @@ MergedStacks merge_stacks(const std::vector<Process>& processes, const MergeOpti
 // The thread of `process` that runs the main interpreter loop: the one whose native id is the
 // pid, else the one named MainThread, else the oldest. Index into threads; npos when none.
 size_t main_thread_index(const Process& process);
+
+// --hide-idle: whether `process.threads[thread]` stays. Threads that are not idle stay, and so
+// does the thread a process waits in even when it is idle: the main thread, the only thread that
+// runs Python, a thread inside a collective (in_collective).
+bool kept_when_hiding_idle(const Process& process, size_t thread);
+// A frame of torch.distributed or deepspeed.comm, or a native c10d/NCCL frame.
+bool in_collective(const Thread& thread);
+// Leaves out of each process the threads kept_when_hiding_idle does not keep; how many.
+size_t hide_idle_threads(std::vector<Process>& processes);
+
+// Native frames every wait goes through: libc, libpthread, the dynamic loader, libpython or the
+// interpreter executable (`executable`, or any module named python*), told by the module; by
+// libc's and CPython's name patterns (__*, pthread_*, _Py*, Py*, ...) only when the module is
+// unknown. Python frames are never plumbing.
+bool is_native_plumbing(const Frame& frame, std::string_view executable);
+// The frames a summary line names, from a stack innermost first: the innermost Python frame and
+// the innermost native frame inside it that is not plumbing (nullptr when none). A stack without
+// Python frames: its innermost non-plumbing native frame, else its innermost frame.
+struct SummaryFrames {
+  const Frame* python = nullptr;
+  const Frame* native = nullptr;
+};
+SummaryFrames summary_frames(const std::vector<const Frame*>& inner_first, std::string_view executable);
 
 // Sorted, de-duplicated numbers with runs compressed: {0,1,2,3,4,5,6,8,10,11,12} -> "0-6,8,10-12".
 std::string compress_numbers(std::vector<int64_t> numbers);
@@ -92,6 +127,7 @@ struct DistinctStack {
   std::vector<uint32_t> members;
   std::vector<const MergeBranch*> path;
   const Frame* innermost() const;  // nullptr for stacks without frames
+  std::vector<const Frame*> frames_inner_first() const;
 };
 std::vector<DistinctStack> distinct_stacks(const MergedStacks& merged);
 

@@ -46,13 +46,6 @@ bool has_truncation(const Process& process) {
   return false;
 }
 
-// --idle outside the merged view: idle threads are left out of each process.
-void hide_idle_threads(std::vector<Process>& processes) {
-  for (Process& process : processes) {
-    std::erase_if(process.threads, [](const Thread& thread) { return thread.state == ThreadState::Idle; });
-  }
-}
-
 // --merge-json --native: threads that carry native frames unwound elsewhere (a debugger's:
 // "native_frames", innermost first, "native_note" saying why the unwind stopped) and no native
 // frames among their Python ones get them merged by --native's own rule, so the rule exists once
@@ -157,6 +150,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
     MergeOptions merge_options;
     merge_options.all_threads = options.all_threads;
     merge_options.hide_idle = options.hide_idle;
+    merge_options.native_threads = options.native_all;
     const MergedStacks merged = merge_stacks(processes, merge_options);
     if (options.json) {
       if (options.hide_idle) hide_idle_threads(processes);
@@ -169,7 +163,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
     }
     return status;
   }
-  if (options.hide_idle) hide_idle_threads(processes);
+  const size_t hidden = options.hide_idle ? hide_idle_threads(processes) : 0;
   if (options.json) {
     output.out += render_json(processes, failures);
   } else {
@@ -179,6 +173,10 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
     for (size_t i = 0; i < processes.size(); ++i) {
       if (i > 0) output.out += '\n';
       output.out += render_text(processes[i], text_options, &source_cache);
+    }
+    if (hidden > 0) {
+      output.out += fmt::format("\n{} idle {} hidden (--hide-idle; main threads and threads in a collective stay)\n",
+                                hidden, hidden == 1 ? "thread" : "threads");
     }
   }
   return status;

@@ -75,7 +75,9 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.all_threads = true; return std::string(); }},
       {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
        [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
-      {"--idle", "", "", "hide idle threads (blocked in a wait), as py-spy does",
+      {"--idle", "", "", "show idle threads too (py-spy's --idle): the default, idle threads are never hidden unless --hide-idle",
+       [](Options& o, std::string_view) { o.show_idle = true; return std::string(); }},
+      {"--hide-idle", "", "", "hide idle threads, except the main thread, the only Python thread and threads in a collective",
        [](Options& o, std::string_view) { o.hide_idle = true; return std::string(); }},
       {"--merge-json", "", "", "the targets are files saved from pyframes --json ('-': stdin): merge them",
        [](Options& o, std::string_view) { o.from_json = true; return std::string(); }},
@@ -144,6 +146,7 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     }
   }
   if (options.action != Action::Dump) return options;
+  if (options.show_idle && options.hide_idle) return usage("--idle shows idle threads, --hide-idle hides them: pick one");
   if (options.from_json) {
     if (!options.children_of.empty() || !options.patterns.empty() || options.lock || options.locals) {
       return usage("--merge-json reads saved documents: --children, --pgrep, --lock and --locals do not apply");

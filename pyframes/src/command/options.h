@@ -40,7 +40,8 @@ struct Options {
   MergeMode merge = MergeMode::Auto;
   bool all_threads = false;
   bool locals = false;
-  bool hide_idle = false;
+  bool hide_idle = false;  // --hide-idle
+  bool show_idle = false;  // --idle (py-spy's spelling): idle threads shown, as by default
   bool from_json = false;               // --merge-json: the targets are saved --json documents
   std::vector<std::string> json_files;  // their paths ("-" is stdin), in the order given
   // Core files only: where to find the files a core names (see pyframes/core.h).

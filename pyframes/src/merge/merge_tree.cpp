@@ -63,8 +63,21 @@ std::pair<int64_t, std::string> rank_order(const Process& process) {
   return {std::numeric_limits<int64_t>::max() - 1, rank};
 }
 
+bool runs_no_python(const Thread& thread) {
+  return thread.thread_id == 0 && std::none_of(thread.frames.begin(), thread.frames.end(), [](const Frame& f) {
+           return f.kind == Frame::Kind::Python;
+         });
+}
+
+// Why a process has no member: said in the view, never dropped silently.
+std::string left_out_reason(const Process& process, size_t hidden_idle) {
+  if (process.threads.empty()) return "no threads read";
+  if (hidden_idle > 0) return fmt::format("every thread idle, {} hidden (--hide-idle)", hidden_idle);
+  return "no thread picked";
+}
+
 std::vector<MergeMember> pick_members(const std::vector<Process>& processes, const MergeOptions& options,
-                                      size_t& hidden_idle) {
+                                      MergedStacks& merged) {
   std::vector<size_t> order(processes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -77,13 +90,17 @@ std::vector<MergeMember> pick_members(const std::vector<Process>& processes, con
   for (size_t p : order) {
     const Process& process = processes[p];
     const size_t main = main_thread_index(process);
+    const size_t before = members.size();
+    size_t hidden_here = 0;
     for (size_t t = 0; t < process.threads.size(); ++t) {
-      if (!options.all_threads && t != main) continue;
       const Thread& thread = process.threads[t];
-      if (options.hide_idle && thread.state == ThreadState::Idle) {
-        ++hidden_idle;
+      const bool native_only = runs_no_python(thread);
+      if (!options.all_threads && t != main && !(options.native_threads && native_only)) continue;
+      if (options.hide_idle && !kept_when_hiding_idle(process, t)) {
+        ++hidden_here;
         continue;
       }
+      if (options.native_threads && native_only) ++merged.native_only;
       MergeMember member;
       member.process = p;
       member.thread = t;
@@ -91,6 +108,7 @@ std::vector<MergeMember> pick_members(const std::vector<Process>& processes, con
       member.source = process.source;
       member.rank = process.rank;
       member.local_rank = process.local_rank;
+      member.executable = process.executable;
       member.worker_of = process.worker_of;
       member.thread_id = thread.thread_id;
       member.native_id = thread.native_id;
@@ -100,6 +118,10 @@ std::vector<MergeMember> pick_members(const std::vector<Process>& processes, con
       member.truncated = thread.truncated;
       member.truncation_reason = thread.truncation_reason;
       members.push_back(std::move(member));
+    }
+    merged.hidden_idle += hidden_here;
+    if (members.size() == before) {
+      merged.left_out.push_back(MergedStacks::LeftOut{process.pid, process.rank, left_out_reason(process, hidden_here)});
     }
   }
   return members;
@@ -156,7 +178,8 @@ size_t main_thread_index(const Process& process) {
 MergedStacks merge_stacks(const std::vector<Process>& processes, const MergeOptions& options) {
   MergedStacks merged;
   merged.all_threads = options.all_threads;
-  merged.members = pick_members(processes, options, merged.hidden_idle);
+  merged.native_threads = options.native_threads;
+  merged.members = pick_members(processes, options, merged);
 
   std::vector<const Frame*> frames;  // interned frame id -> a representative frame
   std::unordered_map<std::string, uint32_t> interned;
@@ -202,6 +225,16 @@ const Frame* DistinctStack::innermost() const {
     if (!(*branch)->frames.empty()) return &(*branch)->frames.back().frame;
   }
   return nullptr;
+}
+
+std::vector<const Frame*> DistinctStack::frames_inner_first() const {
+  std::vector<const Frame*> frames;
+  for (auto branch = path.rbegin(); branch != path.rend(); ++branch) {
+    for (auto frame = (*branch)->frames.rbegin(); frame != (*branch)->frames.rend(); ++frame) {
+      frames.push_back(&frame->frame);
+    }
+  }
+  return frames;
 }
 
 std::vector<DistinctStack> distinct_stacks(const MergedStacks& merged) {

@@ -103,7 +103,7 @@ std::string describe_members(const MergedStacks& merged, const std::vector<uint3
   }
   if (label.empty()) label = "nobody";
   if (!counts) return label;
-  if (merged.all_threads && names.size() == 1 && !names.begin()->empty()) {
+  if ((merged.all_threads || merged.native_only > 0) && names.size() == 1 && !names.begin()->empty()) {
     label += fmt::format(" \"{}\"", *names.begin());
   }
   if (members.size() > processes.size()) {

@@ -1,6 +1,7 @@
 // The merged view in the --json document, next to "processes" and "errors":
 //   "merged": {"threads": "main"|"all", "frame_order": "outermost_first", "processes": N,
-//              "hidden_idle_threads": N,
+//              "hidden_idle_threads": N (--hide-idle), "native_only_threads": N (--native-all),
+//              "left_out": [{"pid", "rank", "reason"}] (processes with no thread in the view),
 //              "members": [{"id", "pid", "source", "rank", "local_rank", "worker_of", thread fields...}],
 //              "tree": [{"label", "members": [ids], "ended": [ids], "frames": [frame fields +
 //                        "locals": [{"name", "argument", "values": [{"repr", "members", "label"}]}]],
@@ -99,6 +100,16 @@ std::string render_merged_json(const std::vector<Process>& processes, const Merg
   json.key("frame_order").value("outermost_first");
   json.key("processes").value(static_cast<uint64_t>(merged.processes));
   json.key("hidden_idle_threads").value(static_cast<uint64_t>(merged.hidden_idle));
+  json.key("native_only_threads").value(static_cast<uint64_t>(merged.native_only));
+  json.key("left_out").begin_array();
+  for (const MergedStacks::LeftOut& gone : merged.left_out) {
+    json.begin_object();
+    json.key("pid").value(static_cast<int64_t>(gone.pid));
+    if (!gone.rank.empty()) json.key("rank").value(gone.rank);
+    json.key("reason").value(gone.reason);
+    json.end_object();
+  }
+  json.end_array();
   json.key("members").begin_array();
   for (uint32_t id = 0; id < merged.members.size(); ++id) write_member(json, merged.members[id], id);
   json.end_array();

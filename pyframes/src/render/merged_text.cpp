@@ -78,14 +78,22 @@ class MergedTextRenderer {
     std::vector<uint32_t> everyone(merged_.members.size());
     for (uint32_t i = 0; i < everyone.size(); ++i) everyone[i] = i;
     const std::string who = everyone.empty() ? std::string("none") : safe(describe_members(merged_, everyone, false));
-    const std::string threads = !merged_.all_threads ? std::string("main threads")
-                                : everyone.size() == 1 ? std::string("its one thread")
-                                                       : fmt::format("all {} threads", everyone.size());
+    std::string threads = !merged_.all_threads ? std::string("main threads")
+                          : everyone.size() == 1 ? std::string("its one thread")
+                                                 : fmt::format("all {} threads", everyone.size());
+    if (!merged_.all_threads && merged_.native_only > 0) {
+      threads += fmt::format(" and {} {} without Python (--native-all)", merged_.native_only,
+                             merged_.native_only == 1 ? "thread" : "threads");
+    }
     out_ += fmt::format("{}{} {} ({}): {} merged, outermost frame first{}\n", colors_.header, merged_.processes,
                         merged_.processes == 1 ? "process" : "processes", who, threads, colors_.reset);
     if (merged_.hidden_idle > 0) {
-      out_ += fmt::format("{} idle {} hidden (--idle)\n", merged_.hidden_idle,
-                          merged_.hidden_idle == 1 ? "thread" : "threads");
+      out_ += fmt::format("{} idle {} hidden (--hide-idle; main threads and threads in a collective stay)\n",
+                          merged_.hidden_idle, merged_.hidden_idle == 1 ? "thread" : "threads");
+    }
+    for (const MergedStacks::LeftOut& gone : merged_.left_out) {
+      out_ += fmt::format("left out: pid {}{}: {}\n", gone.pid, gone.rank.empty() ? "" : fmt::format(" (rank {})", safe(gone.rank)),
+                          safe(gone.reason));
     }
   }
 
@@ -111,19 +119,35 @@ class MergedTextRenderer {
     out_ += '\n';
   }
 
-  // Where a distinct stack parts from the others and where it ends: "f (a.py:3) → g (b.py:9)".
+  // Where a distinct stack parts from the others and where it ends: "f (a.py:3) → g (b.py:9)",
+  // then, with native frames, the innermost one that is not plumbing: "→ [native] c10d::...".
   std::string where(const DistinctStack& stack) const {
-    const Frame* innermost = stack.innermost();
-    if (innermost == nullptr) return "(no Python frames)";
-    const Frame* parted = nullptr;  // the first frame of the last branch that has frames
-    for (auto branch = stack.path.rbegin(); branch != stack.path.rend(); ++branch) {
-      if (!(*branch)->frames.empty()) {
-        parted = &(*branch)->frames.front().frame;
-        break;
+    const std::vector<const Frame*> inner_first = stack.frames_inner_first();
+    if (inner_first.empty()) return "(no Python frames)";
+    const MergeMember& first = merged_.members[stack.members.front()];
+    const SummaryFrames names = summary_frames(inner_first, first.executable);
+    const Frame* parted = nullptr;  // the first Python frame of the last branch that has frames
+    for (auto branch = stack.path.rbegin(); branch != stack.path.rend() && parted == nullptr; ++branch) {
+      if ((*branch)->frames.empty()) continue;
+      for (const MergedFrame& frame : (*branch)->frames) {
+        if (frame.frame.kind == Frame::Kind::Python) {
+          parted = &frame.frame;
+          break;
+        }
       }
+      break;
     }
-    if (parted == innermost || stack.path.size() == 1) return render::frame_text(*innermost, colors_);
-    return fmt::format("{} → {}", render::frame_text(*parted, colors_), render::frame_text(*innermost, colors_));
+    std::vector<const Frame*> shown;
+    if (names.python != nullptr) {
+      if (parted != nullptr && parted != names.python && stack.path.size() > 1) {
+        shown.push_back(parted);
+      }
+      shown.push_back(names.python);
+    }
+    if (names.native != nullptr) shown.push_back(names.native);
+    std::string out;
+    for (const Frame* frame : shown) out += (out.empty() ? "" : " → ") + render::frame_text(*frame, colors_);
+    return out;
   }
 
   // `lead` + `connector` start the branch's header; `body` prefixes the lines inside it.
