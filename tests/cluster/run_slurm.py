@@ -118,8 +118,11 @@ class Cluster(object):
         def munge_works():
             if not self.daemons.running("munged"):
                 raise Skip("munged exited: " + tail(os.path.join(self.work, "munged.out")))
-            p = subprocess.run("munge -n -S %s | unmunge -S %s" % (socket_path, socket_path), shell=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cred = subprocess.run(["munge", "-n", "-S", socket_path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            if cred.returncode != 0:
+                return False
+            p = subprocess.run(["unmunge", "-S", socket_path], input=cred.stdout, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
             return p.returncode == 0
         wait_until("munged", munge_works, 20, os.path.join(self.work, "munged.out"))
 
