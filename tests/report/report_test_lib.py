@@ -18,6 +18,7 @@ LIBRARY_PATHS = "/ncclpy.py:/scenario_lib.py"
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from expect import Failure, expect  # noqa: E402,F401  (the drivers beside this one import them from here)
+from rank_lists import rank_text  # noqa: E402,F401  (the rank list as the report writes it; drivers import it from here)
 
 
 def run_checks(name, prefix, body, passed):
@@ -125,14 +126,3 @@ def common_args(parser):
     parser.add_argument("--nccl-load", choices=("global", "private"), default="")
 
 
-def rank_text(ranks):
-    """The rank list as the report (and scenario_lib) write it: [1, 2, 3] -> "1-3"."""
-    ranks = sorted(set(ranks))
-    out, i = [], 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        out.append(str(ranks[i]) if i == j else "%d-%d" % (ranks[i], ranks[j]))
-        i = j + 1
-    return ",".join(out)

@@ -27,6 +27,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from rank_lists import rank_text  # noqa: E402  (the rank list as pyframes writes it)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
 
@@ -44,19 +47,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def compress(numbers):
-    """pyframes' rank lists: sorted, runs compressed ("0-6,8")."""
-    numbers = sorted(set(numbers))
-    out, i = [], 0
-    while i < len(numbers):
-        j = i
-        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
-            j += 1
-        out.append(str(numbers[i]) if i == j else "%d-%d" % (numbers[i], numbers[j]))
-        i = j + 1
-    return ",".join(out)
 
 
 def state(pid):
@@ -190,8 +180,8 @@ def check_stacks(args, job, records, checks):
     header = "%d processes (ranks 0-1" % len(document["processes"])
     if workers:
         worker_ranks = sorted(int(x["rank"]) for x in workers.values())
-        header += ", %s %s %s %s" % ("rank" if len(set(worker_ranks)) == 1 else "ranks", compress(worker_ranks),
-                                      "worker pid" if len(workers) == 1 else "workers pids", compress(workers))
+        header += ", %s %s %s %s" % ("rank" if len(set(worker_ranks)) == 1 else "ranks", rank_text(worker_ranks),
+                                      "worker pid" if len(workers) == 1 else "workers pids", rank_text(workers))
     header += "): main threads merged, outermost frame first"
     lines = p.stdout.split("\n")
     expect(lines[0] == header, "header %r, expected %r" % (lines[0], header))
