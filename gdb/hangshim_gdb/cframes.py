@@ -4,6 +4,8 @@ called from Python (`<built-in method id of module object at remote 0x...>`), a 
 collection. They are recognised by gdb's name of the frame; the function object is read through
 gdb's own debug information (the C types of the interpreter), so on a stripped interpreter — no
 names, no types — there are none, and the GIL wait comes from pyframes' thread state instead."""
+import re
+
 import gdb
 
 WAITING_FOR_GIL = "Waiting for the GIL"
@@ -43,6 +45,50 @@ def cfunction_repr(value):
     if int(owner) == 0:
         return "<built-in function %s>" % name
     return "<built-in method %s of %s object at remote %#x>" % (name, _type_name(owner), int(owner))
+
+
+# PyCFunctionObject after the object header (ob_refcnt, ob_type): m_ml, then m_self; a type's
+# tp_name after its variable-size header (ob_refcnt, ob_type, ob_size). Part of CPython's public
+# headers and unchanged from 3.6 to 3.14 (default builds), for interpreters without gdb types.
+_M_SELF_OFFSET = 24
+_OB_TYPE_OFFSET = 8
+_TP_NAME_OFFSET = 24
+
+
+def _read_pointer(address):
+    return int.from_bytes(bytes(gdb.selected_inferior().read_memory(address, 8)), "little")
+
+
+def _read_c_string(address, limit=128):
+    raw = bytes(gdb.selected_inferior().read_memory(address, limit))
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _module_function_repr(name, address):
+    """libpython's repr of a module's built-in function (Python's own is '<built-in function
+    NAME>'): '<built-in method NAME of module object at remote 0x...>', m_self read from memory."""
+    try:
+        function = gdb.Value(address).cast(gdb.lookup_type("PyCFunctionObject").pointer())
+        return cfunction_repr(function)
+    except (gdb.error, RuntimeError):
+        pass  # no debug information for the type (a stripped interpreter): read the fields
+    owner = _read_pointer(address + _M_SELF_OFFSET)
+    if owner == 0:
+        return "<built-in function %s>" % name
+    owner_type = _read_c_string(_read_pointer(_read_pointer(owner + _OB_TYPE_OFFSET) + _TP_NAME_OFFSET))
+    return "<built-in method %s of %s object at remote %#x>" % (name, owner_type, owner)
+
+
+def libpython_value_repr(value_repr, address):
+    """pyframes' repr of a value as libpython.py prints it where the two differ (a module's
+    built-in function); `value_repr` unchanged otherwise or when the target cannot be read."""
+    match = re.match(r"<built-in function ([A-Za-z_][A-Za-z0-9_]*)>$", value_repr or "")
+    if match is None or not address:
+        return value_repr
+    try:
+        return _module_function_repr(match.group(1), int(address))
+    except (gdb.error, gdb.MemoryError, RuntimeError, ValueError, UnicodeError):
+        return value_repr
 
 
 def wrapper_repr(value):

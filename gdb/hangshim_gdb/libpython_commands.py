@@ -14,6 +14,7 @@ import re
 
 import gdb
 
+from . import cframes
 from . import libpython_text as text
 from . import pystack
 from .frames_text import Sources, printable
@@ -189,7 +190,8 @@ then its module's globals and the builtins where pyframes read them ("local 'c' 
         for scope, key in (("local", "locals"), ("global", "globals"), ("builtin", "builtins")):
             for variable in frame.get(key, []):
                 if variable.get("name") == name:
-                    gdb.write("%s %s = %s\n" % (scope, printable(repr(name)), text.truncated(variable.get("repr"))))
+                    value = cframes.libpython_value_repr(variable.get("repr"), variable.get("address"))
+                    gdb.write("%s %s = %s\n" % (scope, printable(repr(name)), text.truncated(value)))
                     return
         scopes = "locals" if "globals" not in frame else "locals, globals and builtins"
         gdb.write("%s not found (pyframes read the frame's %s)\n" % (printable(repr(name)), scopes))

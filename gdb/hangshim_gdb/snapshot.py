@@ -113,7 +113,9 @@ def _error_kind(completed):
 
 
 def _pyframes_json(locals_wanted, where):
-    return run(PYFRAMES, ["--json"] + (["--locals"] if locals_wanted else []) + where, READ_TIMEOUT)
+    # The variables' read takes the module globals and builtins too: py-print looks there next.
+    variables = ["--locals", "--globals"] if locals_wanted else []
+    return run(PYFRAMES, ["--json"] + variables + where, READ_TIMEOUT)
 
 
 def _read(target, locals_wanted):

@@ -75,6 +75,8 @@ def check_locals(got, truth, bound_names):
             continue
         if local.get("argument") is not want["argument"]:
             problems.append("%s: argument %s, expected %s" % (name, local.get("argument"), want["argument"]))
+        if "id" in want and local.get("address") != want["id"]:
+            problems.append("%s: at %s, id() says %#x" % (name, local.get("address"), want["id"]))
         shown = local["repr"]
         if want["expect"] == "exact":
             if shown != want["repr"]:
@@ -89,6 +91,26 @@ def check_locals(got, truth, bound_names):
                 problems.append("%s: claims %d digits, the int has %d" % (name, claimed, real))
         elif not shown.startswith(want["repr"][:want["prefix"]]):
             problems.append("%s: %r does not start like Python's %r" % (name, shown[:80], want["repr"][:80]))
+    return problems
+
+
+# Types whose repr pyframes gives as Python does (short ones); the rest are checked by address.
+EXACT_TYPES = ("int", "float", "bool", "NoneType", "str", "builtin_function_or_method")
+
+
+def check_namespace(what, got, truth):
+    """pyframes' globals or builtins of one frame (--globals) against the interpreter's: the same
+    names, each value at its id(), and Python's repr for simple values."""
+    problems = []
+    by_name = dict((variable["name"], variable) for variable in got)
+    for name in sorted(set(by_name) ^ set(truth)):
+        problems.append("%s %r: %s" % (what, name, "not in the namespace" if name in by_name else "missing"))
+    for name in sorted(set(by_name) & set(truth)):
+        shown, want = by_name[name], truth[name]
+        if shown.get("address") != want["id"]:
+            problems.append("%s %r: at %s, id() says %#x" % (what, name, shown.get("address"), want["id"]))
+        if want["type"] in EXACT_TYPES and len(want["repr"]) <= 100 and shown["repr"] != want["repr"]:
+            problems.append("%s %r: %r, Python says %r" % (what, name, shown["repr"], want["repr"]))
     return problems
 
 

@@ -10,7 +10,9 @@ Groups (one ctest each per interpreter):
           (text and JSON) names the outlier first and every branch matches the ranks' own
           records, --locals shows the iteration of each rank, saved dumps merge (--merge-json)
   locals  --locals against sys._getframe().f_locals for ints (small, huge), floats, bools, None,
-          str (ASCII, non-ASCII, 10 MB), bytes, tuples, lists (self-containing), dicts
+          str (ASCII, non-ASCII, 10 MB), bytes, tuples, lists (self-containing), dicts; each at
+          its id(); --globals: the module's globals and the builtins against f_globals and
+          vars(builtins) (the same names, each at its id(), Python's repr for simple values)
   workers a launcher starts 2 ranks; rank 1 starts a worker as a DataLoader does (a forked
           multiprocessing child that inherits RANK): --children counts 2 ranks and names the
           worker as rank 1's worker with its pid (merged header, summary, JSON "worker_of"), and
@@ -32,7 +34,7 @@ sys.path.insert(0, HERE)
 from itest_checks import compare_frames, frame_text, python_frames, run_pyframes  # noqa: E402
 from itest_targets import wait_asleep  # noqa: E402
 from self_recording import TargetError  # noqa: E402
-from job_checks import check_locals, merged_problems, sample_states  # noqa: E402
+from job_checks import check_locals, check_namespace, merged_problems, sample_states  # noqa: E402
 from pyframes_itest import run_group  # noqa: E402
 
 WORLD = 8
@@ -244,8 +246,9 @@ def group_locals(report, args, targets, workdir):
     target = targets.start("case_locals.py")
     target.wait_ready()
     record = target.truth["threads"][0]
-    run = run_pyframes(args.pyframes, ["--locals", "--json", target.pid])
+    run = run_pyframes(args.pyframes, ["--locals", "--globals", "--json", target.pid])
     problems = [run.describe()] if run.returncode != 0 else []
+    namespaces = []
     if not problems:
         process = json.loads(run.stdout)["processes"][0]
         threads = [t for t in process["threads"] if t["thread_id"] == record["thread_id"]]
@@ -256,10 +259,18 @@ def group_locals(report, args, targets, workdir):
             problems.append("no inspect_me frame")
         else:
             problems += check_locals(inspected[0].get("locals", []), record["locals"], record["names"])
+            namespaces += check_namespace("global", inspected[0].get("globals", []), record["globals"])
+            namespaces += check_namespace("builtin", inspected[0].get("builtins", []), record["builtins"])
     report.result("--locals --json against f_locals (%d variables)" % len(record["locals"]), problems)
+    report.result("--globals --json against f_globals and builtins (%d and %d names)" %
+                  (len(record["globals"]), len(record["builtins"])), namespaces)
 
-    run = run_pyframes(args.pyframes, ["--locals", target.pid])
+    run = run_pyframes(args.pyframes, ["--locals", "--globals", target.pid])
     problems = [run.describe()] if run.returncode != 0 else []
+    for name in ("STEP", "RUN_NAME"):
+        line = "        (global) %s = %s" % (name, record["globals"][name]["repr"])
+        if line not in run.stdout.split("\n"):
+            problems.append("text lacks %r" % line)
     for name in ("small_int", "ascii_text", "short_list", "small_dict", "nothing"):
         truth = record["locals"][name]
         line = "        %s = %s" % (name, truth["repr"])
@@ -271,7 +282,7 @@ def group_locals(report, args, targets, workdir):
     longest = max(len(line) for line in run.stdout.split("\n"))
     if longest > 400:
         problems.append("a text line of %d bytes: huge values must stay bounded" % longest)
-    report.result("--locals text", problems, "%d bytes, longest line %d" % (len(run.stdout), longest))
+    report.result("--locals --globals text", problems, "%d bytes, longest line %d" % (len(run.stdout), longest))
 
 
 def group_states(report, args, targets, workdir):

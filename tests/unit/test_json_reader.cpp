@@ -93,6 +93,9 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
   process.fatal_signal = "SIGABRT (raised by the process itself)";
   process.warnings = {"thread list cut short"};
   process.threads[0].frames[0].locals = {Local{"step", "1005", false}, Local{"self", "<Trainer object at 0x1>", true}};
+  process.threads[0].frames[0].locals[0].address = 0x7f0000001000;
+  process.threads[0].frames[0].globals = {Local{"STEP", "7", false, 0x7f0000002000}};
+  process.threads[0].frames[0].builtins = {Local{"len", "<built-in function len>", false, 0x7f0000003000}};
   process.threads[0].frames[2].is_entry = true;
   process.threads[0].frames[1].frame_address = 0x7f00deadbe00;
   process.threads[1].truncated = true;
@@ -154,11 +157,15 @@ TEST_CASE("json dump: render_json and dump_from_json are inverses") {
       CHECK(a.address == b.address);
       CHECK(a.offset == b.offset);
       CHECK(a.module == b.module);
-      REQUIRE(a.locals.size() == b.locals.size());
-      for (size_t l = 0; l < a.locals.size(); ++l) {
-        CHECK(a.locals[l].name == b.locals[l].name);
-        CHECK(a.locals[l].repr == b.locals[l].repr);
-        CHECK(a.locals[l].is_argument == b.locals[l].is_argument);
+      for (auto [x, y] : {std::pair{&a.locals, &b.locals}, std::pair{&a.globals, &b.globals},
+                          std::pair{&a.builtins, &b.builtins}}) {
+        REQUIRE(x->size() == y->size());
+        for (size_t l = 0; l < x->size(); ++l) {
+          CHECK((*x)[l].name == (*y)[l].name);
+          CHECK((*x)[l].repr == (*y)[l].repr);
+          CHECK((*x)[l].is_argument == (*y)[l].is_argument);
+          CHECK((*x)[l].address == (*y)[l].address);
+        }
       }
     }
   }

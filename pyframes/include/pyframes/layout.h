@@ -80,6 +80,8 @@ struct Layout {
     int lasti = -1;
     int lineno = -1;
     int localsplus = -1;
+    int globals = -1;   // f_globals, f_builtins: not in the generated tables (see select_layout.cpp)
+    int builtins = -1;
   } frame_object;
 
   struct InterpreterFrame {  // _PyInterpreterFrame, 3.11+
@@ -92,6 +94,8 @@ struct Layout {
     int is_entry = -1;          // 3.11 only
     int owner_generator = -1;   // FRAME_OWNED_BY_GENERATOR
     int owner_shim = -1;        // 3.12+: owners >= this are not Python frames (C-stack shims)
+    int globals = -1;           // f_globals, f_builtins: not in _Py_DebugOffsets (see select_layout.cpp)
+    int builtins = -1;
   } interpreter_frame;
 
   struct Code {  // PyCodeObject

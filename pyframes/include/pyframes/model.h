@@ -12,6 +12,7 @@ struct Local {
   std::string name;
   std::string repr;       // bounded representation of the value ("<unreadable>" if it could not be read)
   bool is_argument = false;
+  uint64_t address = 0;   // the value object in the target (gdb: `print *(PyObject *) ADDRESS`), 0 when unknown
 };
 
 struct Frame {
@@ -27,6 +28,10 @@ struct Frame {
   uint64_t offset = 0;    // native: `address` as a link-time address of `module` (what addr2line takes)
   std::string module;     // native: the shared object or executable, as the target maps it
   std::vector<Local> locals;  // filled only when asked for (--locals)
+  // Python, --globals: the frame's module globals (f_globals) and builtins (f_builtins), in the
+  // dicts' order, bounded like locals (`is_argument` unused). What gdb's py-print looks up.
+  std::vector<Local> globals;
+  std::vector<Local> builtins;
 };
 
 enum class ThreadState { Unknown, Running, HoldsGil, WaitingForGil, Idle };

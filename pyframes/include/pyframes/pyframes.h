@@ -19,6 +19,7 @@ struct Layout;  // offsets and model flags of one CPython version (pyframes/layo
 
 struct ReadOptions {
   bool locals = false;          // fill Frame::locals with bounded reprs of arguments and locals
+  bool globals = false;         // fill Frame::globals and Frame::builtins (module globals, builtins)
   bool lock = false;            // stop the target's threads for a consistent snapshot; always resumed
   size_t max_frames = 4096;     // per thread; deeper stacks are cut and marked truncated
   bool use_symbols = true;      // false: find the interpreter by scanning data only (tests the fallback)

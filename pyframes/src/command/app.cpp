@@ -109,6 +109,7 @@ int run_pyframes(const std::vector<std::string>& args, const Terminal& terminal,
   CoreOptions core_options;
   core_options.read.lock = options.lock;
   core_options.read.locals = options.locals;
+  core_options.read.globals = options.globals;
   core_options.read.native = options.native;
   core_options.read.native_all = options.native_all;
   if (!options.core_executable.empty()) core_options.executable = options.core_executable;

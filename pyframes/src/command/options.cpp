@@ -75,6 +75,8 @@ const std::vector<OptionSpec>& option_specs() {
        [](Options& o, std::string_view) { o.all_threads = true; return std::string(); }},
       {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
        [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
+      {"--globals", "", "", "also each frame's module globals (text and JSON) and builtins (JSON): what gdb's py-print reads",
+       [](Options& o, std::string_view) { o.globals = true; return std::string(); }},
       {"--idle", "", "", "show idle threads too (py-spy's --idle): the default, idle threads are never hidden unless --hide-idle",
        [](Options& o, std::string_view) { o.show_idle = true; return std::string(); }},
       {"--hide-idle", "", "", "hide idle threads, except the main thread, the only Python thread and threads in a collective",
@@ -148,8 +150,9 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
   if (options.action != Action::Dump) return options;
   if (options.show_idle && options.hide_idle) return usage("--idle shows idle threads, --hide-idle hides them: pick one");
   if (options.from_json) {
-    if (!options.children_of.empty() || !options.patterns.empty() || options.lock || options.locals) {
-      return usage("--merge-json reads saved documents: --children, --pgrep, --lock and --locals do not apply");
+    if (!options.children_of.empty() || !options.patterns.empty() || options.lock || options.locals ||
+        options.globals) {
+      return usage("--merge-json reads saved documents: --children, --pgrep, --lock, --locals and --globals do not apply");
     }
     options.json_files.assign(targets.begin(), targets.end());
     if (options.json_files.empty()) return usage("no file given (usage: pyframes --merge-json FILE...)");

@@ -40,6 +40,7 @@ struct Options {
   MergeMode merge = MergeMode::Auto;
   bool all_threads = false;
   bool locals = false;
+  bool globals = false;
   bool hide_idle = false;  // --hide-idle
   bool show_idle = false;  // --idle (py-spy's spelling): idle threads shown, as by default
   bool from_json = false;               // --merge-json: the targets are saved --json documents

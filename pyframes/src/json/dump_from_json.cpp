@@ -102,6 +102,7 @@ Local read_local(const JsonValue& value, std::string path, std::optional<std::st
   local.name = fields.text("name", true);
   local.repr = fields.text("repr", true);
   local.is_argument = fields.flag("argument");
+  local.address = fields.uint64("address");
   return local;
 }
 
@@ -126,9 +127,12 @@ Frame read_frame(const JsonValue& value, std::string path, std::optional<std::st
   frame.frame_address = fields.uint64("frame_address");
   frame.offset = fields.uint64("offset");
   frame.module = fields.text("module");
-  const auto& locals = fields.array("locals");
-  for (size_t i = 0; i < locals.size() && !problem; ++i) {
-    frame.locals.push_back(read_local(locals[i], fmt::format("{}.locals[{}]", fields.path(), i), problem));
+  for (auto [key, variables] : {std::pair{"locals", &frame.locals}, std::pair{"globals", &frame.globals},
+                                std::pair{"builtins", &frame.builtins}}) {
+    const auto& items = fields.array(key);
+    for (size_t i = 0; i < items.size() && !problem; ++i) {
+      variables->push_back(read_local(items[i], fmt::format("{}.{}[{}]", fields.path(), key, i), problem));
+    }
   }
   return frame;
 }

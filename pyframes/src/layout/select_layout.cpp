@@ -37,6 +37,30 @@ void set_model_flags(Layout& layout) {
   layout.stackref_tag_mask = v.at_least(3, 14) ? 0x7 : 0;
 }
 
+// f_globals and f_builtins, which neither the generated tables nor _Py_DebugOffsets carry, from
+// their fixed place next to a field that both carry (the structs in CPython's
+// Include/frameobject.h (<= 3.10) and Include/internal/pycore_frame.h (3.11+)):
+//   <= 3.10  PyFrameObject:       f_code, f_builtins, f_globals
+//   3.11     _PyInterpreterFrame: f_func, f_globals, f_builtins, f_locals, f_code
+//   3.12+    _PyInterpreterFrame: f_code/f_executable, previous, f_funcobj, f_globals, f_builtins
+// Only --globals reads them; the dict reader validates what it finds there.
+void set_namespace_offsets(Layout& layout) {
+  constexpr int kPointer = 8;
+  if (layout.frame_model == FrameModel::FrameObject) {
+    if (layout.frame_object.code < 0) return;
+    layout.frame_object.builtins = layout.frame_object.code + kPointer;
+    layout.frame_object.globals = layout.frame_object.code + 2 * kPointer;
+  } else if (!layout.version.at_least(3, 12)) {
+    if (layout.interpreter_frame.executable < 3 * kPointer) return;
+    layout.interpreter_frame.globals = layout.interpreter_frame.executable - 3 * kPointer;
+    layout.interpreter_frame.builtins = layout.interpreter_frame.executable - 2 * kPointer;
+  } else {
+    if (layout.interpreter_frame.previous < 0) return;
+    layout.interpreter_frame.globals = layout.interpreter_frame.previous + 2 * kPointer;
+    layout.interpreter_frame.builtins = layout.interpreter_frame.previous + 3 * kPointer;
+  }
+}
+
 std::string describe_version(const PythonTarget& target) {
   return target.version.major == 0 ? std::string("an unknown CPython version") : "CPython " + target.version.str();
 }
@@ -136,6 +160,7 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("the layout for {} lacks {}", describe_version(target), missing));
   }
+  set_namespace_offsets(layout);
   return layout;
 }
 

@@ -117,6 +117,22 @@ std::string dict_repr(const ObjectReader& reader, uint64_t object, int depth) {
   return out;
 }
 
+// Python's repr of a builtin_function_or_method (PyCFunctionObject: the object header, then
+// m_ml (PyMethodDef*, whose first field is ml_name) and m_self): "<built-in function len>" for a
+// module's function, "<built-in method append of list object at 0x...>" for a bound one.
+std::string builtin_repr(const ObjectReader& reader, uint64_t object) {
+  const Memory& memory = reader.memory();
+  uint64_t head = static_cast<uint64_t>(reader.layout().object.ob_type) + 8;
+  auto method_def = memory.read_pointer(object + head);
+  auto self = memory.read_pointer(object + head + 8);
+  auto name_at = method_def ? memory.read_pointer(*method_def) : std::nullopt;
+  auto name = name_at ? memory.read_c_string(*name_at, 128) : std::nullopt;
+  if (!self || !name || name->empty()) return opaque(reader, object);
+  auto self_type = *self != 0 ? reader.type_name(*self) : std::nullopt;
+  if (*self == 0 || (self_type && *self_type == "module")) return fmt::format("<built-in function {}>", *name);
+  return fmt::format("<built-in method {} of {} object at {:#x}>", *name, self_type ? *self_type : "?", *self);
+}
+
 std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
   auto name = reader.type_name(object);
   if (!name) return fmt::format("<unreadable object at {:#x}>", object);
@@ -155,6 +171,7 @@ std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
   if (type == "tuple") return sequence_repr(reader, object, true, depth);
   if (type == "list") return sequence_repr(reader, object, false, depth);
   if (type == "dict") return dict_repr(reader, object, depth);
+  if (type == "builtin_function_or_method") return builtin_repr(reader, object);
   return opaque(reader, object);
 }
 

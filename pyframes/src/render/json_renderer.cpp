@@ -26,20 +26,31 @@ void write_frame_fields(JsonWriter& json, const Frame& frame) {
   if (frame.kind == Frame::Kind::Python && frame.frame_address != 0) json.key("frame_address").value(frame.frame_address);
 }
 
+namespace {
+
+// A frame's locals ("argument" says which are arguments), globals or builtins; nothing when empty.
+void write_variables(JsonWriter& json, const char* key, const std::vector<Local>& variables, bool arguments) {
+  if (variables.empty()) return;
+  json.key(key).begin_array();
+  for (const Local& local : variables) {
+    json.begin_object();
+    json.key("name").value(local.name);
+    json.key("repr").value(local.repr);
+    if (arguments) json.key("argument").value(local.is_argument);
+    if (local.address != 0) json.key("address").value(local.address);
+    json.end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace
+
 void write_frame(JsonWriter& json, const Frame& frame) {
   json.begin_object();
   write_frame_fields(json, frame);
-  if (!frame.locals.empty()) {
-    json.key("locals").begin_array();
-    for (const Local& local : frame.locals) {
-      json.begin_object();
-      json.key("name").value(local.name);
-      json.key("repr").value(local.repr);
-      json.key("argument").value(local.is_argument);
-      json.end_object();
-    }
-    json.end_array();
-  }
+  write_variables(json, "locals", frame.locals, true);
+  write_variables(json, "globals", frame.globals, false);
+  write_variables(json, "builtins", frame.builtins, false);
   json.end_object();
 }
 

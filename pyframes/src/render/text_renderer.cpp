@@ -53,6 +53,10 @@ void render_frame(std::string& out, const Process& process, const Frame& frame, 
   for (const Local& local : frame.locals) {
     out += fmt::format("        {}{} = {}\n", local.is_argument ? "(arg) " : "", safe(local.name), safe(local.repr));
   }
+  // --globals: the module's names; the builtins (the same in every frame) only in --json.
+  for (const Local& global : frame.globals) {
+    out += fmt::format("        (global) {} = {}\n", safe(global.name), safe(global.repr));
+  }
 }
 
 void render_thread(std::string& out, const Process& process, const Thread& thread, const TextOptions& options,

@@ -88,6 +88,7 @@ std::vector<Local> read_locals(const ObjectReader& reader, const RawFrame& frame
     local.name = std::move(name.value());
     local.repr = repr_object(reader, value);
     local.is_argument = static_cast<int64_t>(i) < arguments;
+    local.address = value;
     out.push_back(std::move(local));
   }
   return out;

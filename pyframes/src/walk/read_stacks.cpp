@@ -12,6 +12,7 @@
 #include "walk/frame_chain.h"
 #include "walk/gil.h"
 #include "walk/locals.h"
+#include "walk/namespaces.h"
 #include "walk/native_thread_id.h"
 #include "walk/thread_names.h"
 #include "walk/interpreters.h"
@@ -31,7 +32,8 @@ const char* to_string(ListStop stop) {
   return "unknown";
 }
 
-Thread read_thread(const ObjectReader& reader, CodeCache& codes, CodeTypeCheck& code_check, uint64_t tstate,
+Thread read_thread(const ObjectReader& reader, CodeCache& codes, CodeTypeCheck& code_check,
+                   NamespaceReader& namespaces, uint64_t tstate,
                    uint64_t gil_holder_tstate, const std::unordered_map<uint64_t, std::string>& names,
                    const ReadOptions& options) {
   const Memory& memory = reader.memory();
@@ -56,6 +58,7 @@ Thread read_thread(const ObjectReader& reader, CodeCache& codes, CodeTypeCheck& 
       return false;
     }
     if (options.locals) frame->locals = read_locals(reader, raw);
+    if (options.globals) namespaces.read(raw, frame.value());
     thread.frames.push_back(std::move(frame.value()));
     return true;
   });
@@ -77,6 +80,7 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
   process.python_version = target.version.str();
   ObjectReader reader(memory, layout);
   CodeCache codes(reader);
+  NamespaceReader namespaces(reader);
   CodeTypeCheck code_check;
 
   std::vector<uint64_t> interpreters;
@@ -114,7 +118,7 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
     uint64_t holder = gil_holder(memory, layout, target, interp);
     auto names = python_thread_names(reader, interp);
     for (uint64_t tstate : tstates) {
-      process.threads.push_back(read_thread(reader, codes, code_check, tstate, holder, names, options));
+      process.threads.push_back(read_thread(reader, codes, code_check, namespaces, tstate, holder, names, options));
     }
   }
   return process;

@@ -1,10 +1,16 @@
 """Arguments and locals of many types, each recorded with the interpreter's own repr (from
 sys._getframe().f_locals) and what pyframes is expected to show for it: `exact` (the same
 text) or `bounded` (at most 259 bytes, starting like Python's repr for `prefix` characters);
-huge ints may instead read "<int of N digits>" with N close to the real count. Blocks after."""
+huge ints may instead read "<int of N digits>" with N close to the real count. The module's
+globals and the builtins are recorded too (name, repr, type, id), for --globals. Blocks after."""
+import builtins
 import sys
 
 import stackrecord
+
+STEP = 7
+RUN_NAME = "nightly"
+LEARNING_RATE = 0.001
 
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)  # repr() of the huge int below (3.11+, and later 3.8-3.10 patches)
@@ -74,8 +80,16 @@ def inspect_me(number, text, *rest, flag=True, **options):
             "expect": "bounded" if name in BOUNDED else "exact",
             "prefix": BOUNDED.get(name, 0),
             "argument": name in arguments,
+            "id": id(value),
         }
-    stackrecord.hold("main", locals=truth, names=sorted(frame.f_locals))
+    stackrecord.hold("main", locals=truth, names=sorted(frame.f_locals), globals=namespace(frame.f_globals),
+                     builtins=namespace(vars(builtins)))
+
+
+def namespace(variables):
+    """Each name's repr, type and id (CPython: the object's address)."""
+    return dict((name, {"repr": repr(value)[:4000], "type": type(value).__name__, "id": id(value)})
+                for name, value in variables.items())
 
 
 inspect_me(12345678901234567890, u"caf\u00e9", 1, "two", flag=False, mode="fast", level=3)
