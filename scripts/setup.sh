@@ -15,7 +15,8 @@ packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev li
           doctest-dev gdb gdbserver python3 procps shellcheck
           clang libclang-rt-14-dev llvm strace  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
           python3-torch  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/torch)
-          slurm-wlm munge pdsh openssh-server openssh-client)  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
+          slurm-wlm munge pdsh openssh-server openssh-client  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
+          patchelf)  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,5 +31,8 @@ if ((${#missing[@]})); then
 fi
 
 [[ ${HANGSHIM_SETUP_DEPS_ONLY:-0} == 1 ]] && exit 0
+# Interpreters newer than Debian 12's, into a cache outside the checkout (the configure step
+# below finds them there); HANGSHIM_NEWER_PYTHONS=0 leaves them out.
+[[ ${HANGSHIM_NEWER_PYTHONS:-1} == 0 ]] || "$top/scripts/newer-pythons.sh" >&2
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -52,7 +52,9 @@ class TargetError(Exception):
 def thread_state(pid, tid):
     """The scheduler state letter of thread `tid` of `pid` (R, S, D, T, ...), None when gone."""
     try:
-        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        # errors="replace": from 3.14 Python names OS threads, and the kernel cuts a name
+        # at 15 bytes, possibly inside a UTF-8 character.
+        with open("/proc/%d/task/%d/stat" % (pid, tid), errors="replace") as f:
             stat = f.read()
     except OSError:
         return None

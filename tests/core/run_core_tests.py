@@ -21,6 +21,7 @@ killed at the end, and the temporary directory removed.
 import argparse
 import gzip
 import os
+import re
 import shutil
 import signal
 import struct
@@ -180,14 +181,31 @@ def truncated_copy(core, path, size):
     return path
 
 
+def not_dumped(pid):
+    """Start addresses of the mappings no core holds (MADV_DONTDUMP: "dd" in smaps' VmFlags),
+    such as the getrandom() state glibc 2.41 keeps per thread."""
+    starts, start = set(), None
+    with open("/proc/%d/smaps" % pid) as smaps:
+        for line in smaps:
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                start = int(line.split("-")[0], 16)
+            elif line.startswith("VmFlags:") and " dd" in line:
+                starts.add(start)
+    return starts
+
+
 def live_samples(pid, size=64):
-    """(address, bytes) from the start, middle and end of every readable mapping of `pid`."""
+    """(address, bytes) from the start, middle and end of every readable mapping of `pid` that a
+    core holds."""
     samples = []
+    excluded = not_dumped(pid)
     with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
         for line in maps:
             fields = line.split()
             name = fields[5] if len(fields) > 5 else ""
             if fields[1][0] != "r" or name in ("[vvar]", "[vsyscall]"):
+                continue
+            if int(fields[0].split("-")[0], 16) in excluded:
                 continue
             start, end = (int(x, 16) for x in fields[0].split("-"))
             for address in sorted({start, start + ((end - start) // 2 & ~7), end - size}):

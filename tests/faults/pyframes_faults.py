@@ -156,7 +156,9 @@ def thread_states(pid):
     states = []
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            # errors="replace": from 3.14 Python names OS threads, and the kernel cuts a name
+            # at 15 bytes, possibly inside a UTF-8 character.
+            with open("/proc/%d/task/%s/stat" % (pid, tid), errors="replace") as f:
                 stat = f.read()
             states.append(stat[stat.rfind(")") + 2])
         except OSError:

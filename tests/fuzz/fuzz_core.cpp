@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   pyframes::CoreOptions options;
   options.read.locals = true;
+  options.read.globals = true;
   auto process = pyframes::read_core(input.path(), options);
   (void)process;
   return 0;

@@ -18,6 +18,7 @@ void walk(const fuzz::ImageMemory& memory, const pyframes::PythonTarget& target,
           uint8_t flags) {
   pyframes::ReadOptions options;
   options.locals = (flags & fuzz::kWalkerLocals) != 0;
+  options.globals = options.locals;  // module globals and builtins: more dicts, more reprs
   options.max_frames = (flags & fuzz::kWalkerShallow) != 0 ? 16 : 4096;
   auto process = pyframes::read_stacks(memory, target, layout, options);
   (void)process;

@@ -127,7 +127,7 @@ Result<PythonTarget> locate_python(const Memory& memory, const ModuleMap& module
       return make_error(ErrorKind::UnsupportedVersion,
                         fmt::format("{} runs CPython {} ({}), which pyframes does not read", memory.describe(),
                                     target.version.str(), path),
-                        "pyframes reads CPython 3.6 to 3.14");
+                        "pyframes reads CPython 3.6 to 3.15");
     }
     bool located = target.runtime_address != 0 || target.interp_head_address != 0;
     if (!located) {

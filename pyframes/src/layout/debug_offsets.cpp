@@ -20,7 +20,7 @@ enum class Id : uint8_t {
   FrameSize, FramePrevious, FrameExecutable, FrameInstrPtr, FrameLocalsplus, FrameOwner,
   CodeSize, CodeFilename, CodeName, CodeQualname, CodeLinetable, CodeFirstlineno, CodeArgcount, CodeLocalsplusnames,
   CodeLocalspluskinds, CodeAdaptive,
-  ObType, TypeName, TypeFlags,
+  ObType, TypeName, TypeFlags, TypeBasicsize, TypeDictoffset, HeapTypeCachedKeys,
   TupleItem, TupleSize, ListItem, DictKeys, DictValues, FloatVal, LongTag, LongDigit, BytesSize, BytesSval,
   UnicodeState, UnicodeLength, UnicodeAsciiSize,
 };
@@ -77,6 +77,40 @@ constexpr Id k314[] = {
     /* unicode_object */ S::Skip, S::UnicodeState, S::UnicodeLength, S::UnicodeAsciiSize,
 };
 
+// 3.15: read from the DWARF of Debian's libpython3.15 3.15.2 (`ptype/o struct _Py_DebugOffsets`).
+// New since 3.14: thread_state base_frame, last_profiled_frame, last_profiled_frame_seq (before
+// thread_id), holds_gil, gil_requested, current_exception, exc_state (after status); a section
+// err_stackitem {exc_value} (no size word); type_object tp_basicsize, tp_dictoffset; a section
+// heap_type_object {size, ht_cached_keys}; unicode_object compactunicodeobject_size; gc frame,
+// generation_stats_size, generation_stats.
+constexpr Id k315[] = {
+    /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
+    /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*threads_main*/,
+    S::Skip /*gc*/, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
+    S::Skip /*enabled*/, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
+    S::Skip /*tlbc_generation*/,
+    /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
+    S::Skip /*base_frame*/, S::Skip /*last_profiled_frame*/, S::Skip /*last_profiled_frame_seq*/, S::TstateThreadId,
+    S::TstateNativeThreadId, S::Skip /*datastack_chunk*/, S::Skip /*status*/, S::Skip /*holds_gil*/,
+    S::Skip /*gil_requested*/, S::Skip /*current_exception*/, S::Skip /*exc_state*/,
+    /* err_stackitem */ S::Skip /*exc_value*/,
+    /* interpreter_frame */ S::FrameSize, S::FramePrevious, S::FrameExecutable, S::FrameInstrPtr, S::FrameLocalsplus,
+    S::FrameOwner, S::Skip /*stackpointer*/, S::Skip /*tlbc_index*/,
+    /* code_object */ S::CodeSize, S::CodeFilename, S::CodeName, S::CodeQualname, S::CodeLinetable, S::CodeFirstlineno,
+    S::CodeArgcount, S::CodeLocalsplusnames, S::CodeLocalspluskinds, S::CodeAdaptive, S::Skip /*co_tlbc*/,
+    /* pyobject */ S::Skip, S::ObType,
+    /* type_object */ S::Skip, S::TypeName, S::Skip /*tp_repr*/, S::TypeFlags, S::TypeBasicsize, S::TypeDictoffset,
+    /* heap_type_object */ S::Skip, S::HeapTypeCachedKeys,
+    /* tuple_object */ S::Skip, S::TupleItem, S::TupleSize,
+    /* list_object */ S::Skip, S::ListItem, S::Skip,
+    /* set_object */ S::Skip, S::Skip, S::Skip, S::Skip,
+    /* dict_object */ S::Skip, S::DictKeys, S::DictValues,
+    /* float_object */ S::Skip, S::FloatVal,
+    /* long_object */ S::Skip, S::LongTag, S::LongDigit,
+    /* bytes_object */ S::Skip, S::BytesSize, S::BytesSval,
+    /* unicode_object */ S::Skip, S::UnicodeState, S::UnicodeLength, S::UnicodeAsciiSize,
+};
+
 constexpr size_t kHeaderWords = 3;  // cookie, version, free_threaded
 
 int as_offset(uint64_t value) { return value > (1u << 30) ? -1 : static_cast<int>(value); }
@@ -108,11 +142,14 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
   } else if (major == 3 && minor == 14) {
     ids = k314;
     count = std::size(k314);
+  } else if (major == 3 && minor == 15) {
+    ids = k315;
+    count = std::size(k315);
   } else {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("CPython {}.{} in {}: its _Py_DebugOffsets layout is newer than pyframes knows",
                                   major, minor, memory.describe()),
-                      "pyframes reads CPython 3.6 to 3.14; a newer pyframes may support this version");
+                      "pyframes reads CPython 3.6 to 3.15; a newer pyframes may support this version");
   }
   std::vector<uint64_t> words(kHeaderWords + count);
   ReadStatus status = memory.read(runtime_address, words.data(), words.size() * sizeof(uint64_t));
@@ -166,6 +203,9 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
       case Id::ObType: layout.object.ob_type = v; break;
       case Id::TypeName: layout.type.tp_name = v; break;
       case Id::TypeFlags: layout.type.tp_flags = v; break;
+      case Id::TypeBasicsize: layout.type.tp_basicsize = v; break;
+      case Id::TypeDictoffset: layout.type.tp_dictoffset = v; break;
+      case Id::HeapTypeCachedKeys: layout.type.ht_cached_keys = v; break;  // 3.15 moved it (880 -> 888)
       case Id::TupleItem: layout.tuple.ob_item = v; break;
       case Id::TupleSize: layout.object.ob_size = v; break;
       case Id::ListItem: layout.list.ob_item = v; break;

@@ -122,7 +122,7 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("{} in {} ({}) is not supported", describe_version(target), memory.describe(),
                                   target.python_module),
-                      "pyframes reads CPython 3.6 to 3.14");
+                      "pyframes reads CPython 3.6 to 3.15");
   }
   Layout layout;
   layout.version = version;
@@ -147,7 +147,7 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("{} in {} ({}) is newer than pyframes knows and has no _Py_DebugOffsets",
                                   describe_version(target), memory.describe(), target.python_module),
-                      "pyframes reads CPython 3.6 to 3.14");
+                      "pyframes reads CPython 3.6 to 3.15");
   }
   if (has_debug_offsets) {
     int compact_extra = layout.unicode.compact_size - layout.unicode.ascii_size;

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   pyframes::ReadOptions options;
   options.resolve_file = (*core)->resolver();
   options.locals = true;
+  options.globals = true;
   auto target = pyframes::locate_python(memory, (*core)->modules(), options);
   if (!target) return fail(target.error().message);
   auto layout = pyframes::select_layout(memory, *target);

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   auto layout = pyframes::select_layout(memory, *target);
   if (!layout) return fail(layout.error().message);
   options.locals = true;
+  options.globals = true;  // the image holds the globals' and builtins' dicts too
   auto stacks = pyframes::read_stacks(memory, *target, *layout, options);
   if (!stacks) return fail(stacks.error().message);
   pyframes::ThreadStateRef threads[64];

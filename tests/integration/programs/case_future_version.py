@@ -1,6 +1,6 @@
 """A CPython from the future: the process rewrites the version numbers it carries for outside
 tools (Py_Version from 3.11, and the _Py_DebugOffsets version at the start of _PyRuntime from
-3.13) to 3.15.0, then blocks. A reader must refuse with "unsupported version", not guess.
+3.13) to 3.99.0, then blocks. A reader must refuse with "unsupported version", not guess.
 Earlier versions carry no such datum; the ground truth then says "patched": []."""
 import ctypes
 import mmap
@@ -8,7 +8,7 @@ import sys
 
 import stackrecord
 
-FUTURE_HEX = 0x030F00F0  # 3.15.0 final, as PY_VERSION_HEX
+FUTURE_HEX = 0x036300F0  # 3.99.0 final, as PY_VERSION_HEX (newer than any pyframes reads)
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -52,5 +52,5 @@ def patch():
     return patched
 
 
-stackrecord.setup(expected=1, patched=patch(), future_version="3.15.0")
+stackrecord.setup(expected=1, patched=patch(), future_version="3.99.0")
 stackrecord.hold()

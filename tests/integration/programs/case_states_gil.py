@@ -37,7 +37,7 @@ def settled(tids):
     their calls."""
     for _ in range(5):
         for tid in tids:
-            with open("/proc/self/task/%d/stat" % tid) as stat:
+            with open("/proc/self/task/%d/stat" % tid, errors="replace") as stat:
                 text = stat.read()
             if text[text.rfind(")") + 2] != "S":
                 return False

@@ -66,8 +66,10 @@ def thread_name():
 
 
 def comm():
-    with open("/proc/self/task/%d/comm" % native_id()) as f:
-        return f.read().rstrip("\n")
+    # Bytes: from 3.14 Python names the OS thread after the Python thread, and the kernel cuts
+    # the name at 15 bytes, possibly inside a UTF-8 character.
+    with open("/proc/self/task/%d/comm" % native_id(), "rb") as f:
+        return f.read().rstrip(b"\n").decode("utf-8", "replace")
 
 
 def publish(label, frames, **fields):
