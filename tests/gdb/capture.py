@@ -13,6 +13,28 @@ import gdb
 with open(os.environ["GDB_CAPTURE_SESSION"]) as f:
     session = json.load(f)
 
+
+
+def execute(command):
+    """What `command` prints. gdb.execute(to_string=True) decodes gdb's output as UTF-8 and fails
+    on anything else, which gdb's own text can hold: from 3.14 Python names OS threads after its
+    threads, and the kernel cuts a name at 15 bytes, possibly inside a character; gdb's thread
+    headers print it. Then the command runs again with gdb logging into a file, read as bytes."""
+    try:
+        return gdb.execute(command, to_string=True)
+    except UnicodeDecodeError:
+        pass
+    path = session["out"] + ".log"
+    for setting in ("file %s" % path, "overwrite on", "redirect on", "enabled on"):
+        gdb.execute("set logging %s" % setting, to_string=True)
+    try:
+        gdb.execute(command)
+    finally:
+        gdb.execute("set logging enabled off", to_string=True)
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
 results = []
 for command in session["commands"]:
     if isinstance(command, list) and command[0] == "run":
@@ -27,7 +49,7 @@ for command in session["commands"]:
         results.append({"command": command, "output": "", "error": None if found else "no such LWP"})
         continue
     try:
-        output = gdb.execute(command, to_string=True)
+        output = execute(command)
         results.append({"command": command, "output": output, "error": None})
     except gdb.error as error:
         results.append({"command": command, "output": "", "error": str(error)})
