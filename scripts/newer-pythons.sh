@@ -58,7 +58,10 @@ for v in "${wanted[@]}"; do
     for deb in "$cache/debs/${p}_"*.deb; do dpkg-deb -x "$deb" "$root"; done
   done
   python=$root/usr/bin/python$v
-  if ! patchelf --set-interpreter "$libc/ld-linux-x86-64.so.2" --set-rpath "$libc" "$python" 2>"$apt/patchelf-$v.log"; then
+  # DT_RPATH (--force-rpath), not DT_RUNPATH: it also applies to what the extension modules load
+  # (_ctypes' libffi), which would otherwise come from the system's directories.
+  if ! patchelf --set-interpreter "$libc/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$libc" "$python" \
+       2>"$apt/patchelf-$v.log"; then
     skip "$v" "patchelf could not point $python at its C library (see $apt/patchelf-$v.log)"
     continue
   fi

@@ -72,6 +72,22 @@ def wait_ready(process, timeout=30):
     raise Failure("target did not start (%r)" % line)
 
 
+def wait_for_zombie(pid, timeout=120):
+    """Waits until `pid` has exited and is not yet reaped (state Z); the deadline is only for a
+    process that never exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid, errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            return
+        if stat[stat.rfind(")") + 2] == "Z":
+            return
+        time.sleep(0.01)
+    raise AssertionError("process %d did not exit within %d s" % (pid, timeout))
+
+
 def kill(process):
     if process.poll() is None:
         process.kill()
@@ -90,6 +106,12 @@ def case_exiting(args):
             mode = rng.choice(["return", "exit", "raise"])
             batch.append(start(args.python, [os.path.join(PROGRAMS, "short_lived.py"), str(delay), mode]))
         time.sleep(rng.choice([0.0, 0.01, 0.03]))
+        if i % 10 == 0:
+            # One process surely gone by the read: exited, not yet reaped (a zombie, decided from
+            # its state, not by timing), so every run meets a dying process whatever the load.
+            gone = start(args.python, [os.path.join(PROGRAMS, "short_lived.py"), "0", "return"])
+            wait_for_zombie(gone.pid)
+            batch.insert(0, gone)
         options = [str(p.pid) for p in batch]
         if i % 3 == 1:
             options = ["--locals"] + options
