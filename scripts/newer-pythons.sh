@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Installs CPython interpreters newer than Debian 12 ships (3.14 and 3.15) for the tests:
-# Debian unstable's own builds (python3.X-minimal, libpython3.X-stdlib and the C library they
-# were built with), unpacked into a cache outside the checkout, never into the system, and
-# pointed at that C library with patchelf. Idempotent: an interpreter already there is kept.
-#   scripts/newer-pythons.sh [--cache DIR] [VERSION...]   (default: 3.14 3.15)
-# Prints one line per interpreter: its path, or "newer-pythons: skipped VERSION: why" (the
-# tests for it are then skipped, never passed). Exit status 0 unless the arguments are wrong.
+# usage: newer-pythons.sh [--cache DIR] [VERSION...]   (versions: 3.14 3.15, the default)
+# Installs CPython interpreters newer than Debian 12 ships for the tests: Debian unstable's own
+# builds (python3.X-minimal, libpython3.X-stdlib and the C library they were built with),
+# unpacked into a cache outside the checkout (--cache, HANGSHIM_PYTHONS_CACHE; default
+# ~/.cache/hangshim/pythons), never into the system, and pointed at that C library with
+# patchelf. Idempotent: an interpreter already there is kept. Prints one line per interpreter:
+# its path, or "newer-pythons: skipped VERSION: why" (its tests are then left out, never
+# passed). Exit status 0 unless the arguments are wrong (2).
 set -euo pipefail
 cache=${HANGSHIM_PYTHONS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangshim/pythons}
 versions=()
 while (($#)); do
   case $1 in
-    --cache) cache=${2:?--cache needs a directory}; shift ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cache) (($# > 1)) || { echo "newer-pythons: --cache needs a directory (see --help)" >&2; exit 2; }
+             cache=$2; shift ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     3.1[4-9]) versions+=("$1") ;;
     *) echo "newer-pythons: unknown argument '$1' (versions: 3.14, 3.15; see --help)" >&2; exit 2 ;;
   esac
