@@ -49,7 +49,7 @@ def cfunction_repr(value):
 
 # PyCFunctionObject after the object header (ob_refcnt, ob_type): m_ml, then m_self; a type's
 # tp_name after its variable-size header (ob_refcnt, ob_type, ob_size). Part of CPython's public
-# headers and unchanged from 3.6 to 3.14 (default builds), for interpreters without gdb types.
+# headers and unchanged from 3.6 to 3.15 (default builds), for interpreters without gdb types.
 _M_SELF_OFFSET = 24
 _OB_TYPE_OFFSET = 8
 _TP_NAME_OFFSET = 24
