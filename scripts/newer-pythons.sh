@@ -56,10 +56,17 @@ for v in "${wanted[@]}"; do
     skip "$v" "Debian unstable has no python$v packages to download (see $apt/download-$v.log)"
     continue
   fi
+  unpacked=1
   for p in "${packages[@]}"; do
-    for deb in "$cache/debs/${p}_"*.deb; do dpkg-deb -x "$deb" "$root"; done
+    for deb in "$cache/debs/${p}_"*.deb; do
+      dpkg-deb -x "$deb" "$root" 2>>"$apt/unpack-$v.log" || unpacked=0
+    done
   done
   python=$root/usr/bin/python$v
+  if ((!unpacked)) || [[ ! -x $python ]]; then
+    skip "$v" "its packages could not be unpacked (see $apt/unpack-$v.log)"
+    continue
+  fi
   # DT_RPATH (--force-rpath), not DT_RUNPATH: it also applies to what the extension modules load
   # (_ctypes' libffi), which would otherwise come from the system's directories.
   if ! patchelf --set-interpreter "$libc/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$libc" "$python" \
