@@ -19,6 +19,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from self_recording import thread_state  # noqa: E402
 
 
 class Failure(Exception):
@@ -77,12 +79,7 @@ def wait_for_zombie(pid, timeout=120):
     process that never exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            with open("/proc/%d/stat" % pid, errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            return
-        if stat[stat.rfind(")") + 2] == "Z":
+        if thread_state(pid, pid) in (None, "Z"):  # the main thread's state is the process's
             return
         time.sleep(0.01)
     raise AssertionError("process %d did not exit within %d s" % (pid, timeout))
@@ -175,17 +172,8 @@ def tracer_pids(pid):
 
 
 def thread_states(pid):
-    states = []
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            # errors="replace": from 3.14 Python names OS threads, and the kernel cuts a name
-            # at 15 bytes, possibly inside a UTF-8 character.
-            with open("/proc/%d/task/%s/stat" % (pid, tid), errors="replace") as f:
-                stat = f.read()
-            states.append(stat[stat.rfind(")") + 2])
-        except OSError:
-            pass
-    return states
+    states = (thread_state(pid, int(tid)) for tid in os.listdir("/proc/%d/task" % pid))
+    return [state for state in states if state is not None]
 
 
 def heartbeat(path):
