@@ -17,13 +17,14 @@ void write_header(JsonWriter& j, const LedgerHeader& h) {
   j.field("parent_start", h.parent_start);
   j.field("start_ns", h.start_ns).field("state", process_state_name(h.state)).field("heartbeat_ns", h.heartbeat_ns);
   j.field("exit_ns", h.exit_ns).field("stall_count", h.stall_count).field("stall_record", h.stall_record);
-  j.field("stall_ns", h.stall_ns).field("stall_seconds", h.stall_seconds).field("stacks_file", h.stacks_file);
+  j.field("stall_ns", h.stall_ns).field("stall_seconds", h.stall_seconds).field("stall_limit_ms", h.stall_limit_ms).field("stacks_file", h.stacks_file);
   j.field("nccl_version", h.nccl_version).field("python_version", h.python_version);
   j.field("shim_version", h.shim_version);
   j.key("features").begin_array();
   if (h.features & kFeatureCallsites) j.value("call-sites");
   if (h.features & kFeatureCudaCompletion) j.value("cuda-completion");
   if (h.features & kFeatureWatchdog) j.value("watchdog");
+  if (h.features & kFeatureLearnedStall) j.value("learned-stall-limits");
   j.end_array();
   j.end_object();
   // The process's first failed NCCL call, with NCCL's own text (null when none was recorded).

@@ -56,6 +56,7 @@ std::string features_text(uint32_t features) {
   add(kFeatureCallsites, "call-sites");
   add(kFeatureCudaCompletion, "cuda-completion");
   add(kFeatureWatchdog, "watchdog");
+  add(kFeatureLearnedStall, "learned-stall-limits");
   return out.empty() ? "none" : out;
 }
 
@@ -107,6 +108,7 @@ void render_header(std::string& out, const Ledger& ledger, const LedgerRenderOpt
   out += fmt::format(", heartbeat {}{}\n", format_wall_time(h.heartbeat_ns), age(h.heartbeat_ns, options.now_ns));
   if (h.stall_count > 0) {
     out += fmt::format("stall    {} stall(s); last at {} on record #{}", h.stall_count, format_wall_time(h.stall_ns), h.stall_record);
+    if (h.stall_limit_ms > 0) out += fmt::format(" (pending longer than its limit, {})", format_duration(uint64_t{h.stall_limit_ms} * 1000000));
     if (!h.stacks_file.empty()) out += fmt::format("; stacks in {}", h.stacks_file);
     out += "\n";
   }
@@ -115,8 +117,10 @@ void render_header(std::string& out, const Ledger& ledger, const LedgerRenderOpt
                                         : "unknown";
   out += fmt::format("nccl     {}   python {}   features: {}\n", nccl, h.python_version.empty() ? "-" : h.python_version,
                      features_text(h.features));
-  out += fmt::format("ring     {} calls recorded, last {} kept; stall timeout {} s\n", h.ring_head,
-                     std::min<uint64_t>(h.ring_head, h.ring_capacity), h.stall_seconds);
+  out += fmt::format("ring     {} calls recorded, last {} kept; {}\n", h.ring_head,
+                     std::min<uint64_t>(h.ring_head, h.ring_capacity),
+                     h.stall_seconds > 0 ? fmt::format("stall timeout {} s", h.stall_seconds)
+                                         : std::string("stall limits learned per call-site"));
   if (h.first_error.present) {
     const FirstError& e = h.first_error;
     out += fmt::format("error    {} returned {}{}{}\n", nccl_function_name(e.op, e.flags), result_name(e.result),

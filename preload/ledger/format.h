@@ -93,6 +93,7 @@ enum ProcessFeature : uint32_t {
   kFeatureCallsites = 1u << 0,       // Python call-site capture is on
   kFeatureCudaCompletion = 1u << 1,  // completion from CUDA events (else completion = return)
   kFeatureWatchdog = 1u << 2,        // the watchdog thread runs (heartbeat, stall detection)
+  kFeatureLearnedStall = 1u << 3,    // stall limits learned per communicator and call-site (no fixed limit)
 };
 
 // RingEntry::flags
@@ -155,8 +156,8 @@ struct Header {
   uint64_t start_ns;            // CLOCK_REALTIME when the ledger was created
   int32_t nccl_version;         // ncclGetVersion of the real library, 0 when unknown
   uint32_t features;            // ProcessFeature bits (updated atomically)
-  uint32_t stall_seconds;       // HANGSHIM_STALL_SECONDS in effect
-  uint32_t reserved2;
+  uint32_t stall_seconds;       // HANGSHIM_STALL_SECONDS in effect; 0: limits learned (kFeatureLearnedStall)
+  uint32_t stall_limit_ms;      // live: the limit the reported stalled call had passed, 0 unknown
   char host[64];                // gethostname, NUL-terminated
   char job[64];                 // TORCHELASTIC_RUN_ID, SLURM_JOB_ID or empty
   char command[256];            // /proc/self/cmdline, arguments separated by spaces, cut

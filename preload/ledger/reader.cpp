@@ -189,6 +189,7 @@ class Parser {
     o.dropped_callsites = load_relaxed(h.dropped_callsites);
     o.stall_record = load_relaxed(h.stall_record);
     o.stall_ns = load_relaxed(h.stall_ns);
+    o.stall_limit_ms = load_relaxed(h.stall_limit_ms);
     o.exit_ns = load_relaxed(h.exit_ns);
     o.group_count = load_relaxed(h.group_count);
     o.stacks_file = load_text(h.stacks_file);

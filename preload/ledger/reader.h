@@ -49,6 +49,7 @@ struct LedgerHeader : Identity {
   uint32_t dropped_callsites = 0;
   uint64_t stall_record = 0;
   uint64_t stall_ns = 0;
+  uint32_t stall_limit_ms = 0;
   uint64_t exit_ns = 0;
   uint64_t group_count = 0;
   std::string stacks_file;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <string>
 #include <string_view>
 
 namespace hangshim::shim {
@@ -28,13 +29,15 @@ void read_bool(const EnvLookup& lookup, const char* name, bool& value, Config& c
   }
 }
 
+// `unset`: what the default means when it is no number of the range (0: "limits learned").
 void read_uint(const EnvLookup& lookup, const char* name, uint32_t& value, uint32_t low, uint32_t high,
-               Config& config) {
+               Config& config, const char* unset = nullptr) {
   const char* text = lookup(name);
   if (text == nullptr || *text == '\0') return;
   uint64_t parsed = 0;
   if (!parse_uint(text, parsed) || parsed < low || parsed > high) {
-    config.warnings.push_back(fmt::format("{}={} is not a number from {} to {}; using {}", name, text, low, high, value));
+    config.warnings.push_back(fmt::format("{}={} is not a number from {} to {}; using {}", name, text, low, high,
+                                          unset != nullptr && value < low ? std::string(unset) : std::to_string(value)));
     return;
   }
   value = static_cast<uint32_t>(parsed);
@@ -56,7 +59,8 @@ Config read_config(const EnvLookup& lookup, uint32_t uid) {
   config.dir = dir != nullptr && *dir != '\0' ? std::string(dir) : fmt::format("/dev/shm/hangshim-{}", uid);
   while (config.dir.size() > 1 && config.dir.back() == '/') config.dir.pop_back();
   read_uint(lookup, "HANGSHIM_RING", config.ring, 16, 1u << 22, config);
-  read_uint(lookup, "HANGSHIM_STALL_SECONDS", config.stall_seconds, 1, 7 * 24 * 3600, config);
+  read_uint(lookup, "HANGSHIM_STALL_SECONDS", config.stall_seconds, 1, 7 * 24 * 3600, config,
+            "limits learned per call-site");
   read_bool(lookup, "HANGSHIM_CALLSITES", config.callsites, config);
   read_uint(lookup, "HANGSHIM_CALLSITE_DEPTH", config.callsite_depth, 1, 64, config);
   read_bool(lookup, "HANGSHIM_CUDA_EVENTS", config.cuda_events, config);

@@ -180,6 +180,7 @@ Recorder* Recorder::create() noexcept {
       r->watchdog_ = std::make_unique<Watchdog>(*r);
       if (r->watchdog_->start()) {
         r->writer_->add_features(ledger::kFeatureWatchdog);
+        if (config.stall_seconds == 0) r->writer_->add_features(ledger::kFeatureLearnedStall);
       } else {
         r->cuda_enabled_ = false;  // no thread was made: nothing reads it concurrently
       }

@@ -30,6 +30,8 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
+Watchdog::Watchdog(Recorder& recorder) : r_(recorder) {}
+
 bool Watchdog::start() noexcept {
   // Signals stay with the application's threads: the watchdog blocks them all.
   sigset_t all, previous;
@@ -101,7 +103,10 @@ void Watchdog::check_stall(uint64_t now) noexcept {
     }
     if (e.index < i) break;  // claimed, not written yet
     if (e.completed_ns != 0) {
-      if (i == cursor_) ++cursor_;
+      if (i == cursor_) {
+        learn(e);  // each record once: the cursor passes it once
+        ++cursor_;
+      }
       continue;
     }
     pending = true;  // the oldest call not completed
@@ -111,14 +116,30 @@ void Watchdog::check_stall(uint64_t now) noexcept {
     reported_ = 0;  // the stalled call completed after all
     w.set_state(ProcessState::Running);
   }
-  uint64_t limit = uint64_t{r_.config().stall_seconds} * 1000000000ull;
-  if (pending && e.index != reported_ && now > e.issued_ns && now - e.issued_ns >= limit) {
+  if (!pending || e.index == reported_ || now <= e.issued_ns) return;
+  uint64_t limit = limit_ns(e);
+  if (now - e.issued_ns >= limit) {
     reported_ = e.index;
-    report_stall(e, now);
+    report_stall(e, now, limit);
   }
 }
 
-void Watchdog::report_stall(const RingEntry& e, uint64_t now) noexcept {
+void Watchdog::learn(const RingEntry& e) noexcept {
+  if (r_.config().stall_seconds != 0) return;  // a fixed limit: nothing to learn
+  // Calls that never ran (simulated groups, graph captures) and failed calls say nothing about
+  // how long this call-site's calls wait.
+  if ((e.flags & (kRecordSimulated | kRecordCaptured)) != 0) return;
+  if (e.result != 0 && e.result != 7 /* ncclInProgress */) return;
+  if (e.completed_ns < e.issued_ns) return;
+  model_.learn(StallModel::key(e.comm, e.callsite, e.op), e.completed_ns - e.issued_ns);
+}
+
+uint64_t Watchdog::limit_ns(const RingEntry& e) const noexcept {
+  uint32_t fixed = r_.config().stall_seconds;
+  return fixed != 0 ? uint64_t{fixed} * 1000000000ull : model_.limit_ns(StallModel::key(e.comm, e.callsite, e.op));
+}
+
+void Watchdog::report_stall(const RingEntry& e, uint64_t now, uint64_t limit) noexcept {
   try {
     Writer& w = r_.writer();
     Header& h = w.header();
@@ -133,10 +154,20 @@ void Watchdog::report_stall(const RingEntry& e, uint64_t now) noexcept {
                                            : fmt::format("{} issued {} s ago, not completed", what, seconds);
     std::string rank = h.rank >= 0 ? fmt::format("rank {}", h.rank) : std::string("process");
     std::string comm = e.comm_key != 0 ? fmt::format(" on comm {:016x}", e.comm_key) : "";
-    std::string reason = fmt::format("{} (pid {} on {}) stalled: {}{}{}", rank, h.pid, h.host, state, comm, where);
+    std::string basis;
+    if (r_.config().stall_seconds != 0) {
+      basis = "HANGSHIM_STALL_SECONDS";
+    } else if (uint32_t n = model_.samples(StallModel::key(e.comm, e.callsite, e.op)); n < model_.settings().min_samples) {
+      basis = n == 0 ? "a call-site not seen before" : fmt::format("a call-site seen {} time{} before", n, n == 1 ? "" : "s");
+    } else {
+      basis = fmt::format("learned from its {} earlier calls", n);
+    }
+    std::string reason = fmt::format("{} (pid {} on {}) stalled: {}{}{} (limit {:.3g} s: {})", rank, h.pid, h.host, state,
+                                     comm, where, static_cast<double>(limit) / 1e9, basis);
 
     store_relaxed(h.stall_record, e.index);
     store_relaxed(h.stall_ns, now);
+    store_relaxed(h.stall_limit_ms, static_cast<uint32_t>(std::min<uint64_t>(limit / 1000000, UINT32_MAX)));
     fetch_add_relaxed(h.stall_count, uint32_t{1});
     std::string stacks = r_.stacks_path();
     std::string failed = write_python_stacks(stacks, r_.callsites(), reason);

@@ -1,8 +1,10 @@
 // The watchdog: one thread per process, started with the recorder (at the first NCCL call).
 // Every HANGSHIM_POLL_MS it writes the heartbeat, polls CUDA events of pending collectives,
-// and looks at the oldest call not yet completed: pending longer than HANGSHIM_STALL_SECONDS,
-// it marks the ledger stalled, writes this process's Python stacks next to the ledger and
-// prints one line on stderr saying where to look and what to run.
+// and looks at the oldest call not yet completed: pending longer than its limit, it marks the
+// ledger stalled, writes this process's Python stacks next to the ledger and prints one line on
+// stderr saying where to look and what to run. The limit is HANGSHIM_STALL_SECONDS when set,
+// else learned from how long earlier calls from the same communicator and call-site stayed
+// pending (stall_model.h): every completed call the watchdog passes is one sample.
 #pragma once
 
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <cstdint>
 
 #include "ledger/format.h"
+#include "shim/core/stall_model.h"
 
 namespace hangshim::shim {
 
@@ -18,7 +21,7 @@ class Recorder;
 
 class Watchdog {
  public:
-  explicit Watchdog(Recorder& recorder) : r_(recorder) {}
+  explicit Watchdog(Recorder& recorder);
   bool start() noexcept;  // false if the thread could not be created (recording goes on without)
   // Asks the thread to stop and waits up to `wait_ms` for it (at exit: it must not be inside
   // the CUDA driver while the driver is torn down). True once it has stopped.
@@ -34,13 +37,17 @@ class Watchdog {
  private:
   static void* main(void* self);
   void check_stall(uint64_t now) noexcept;
-  void report_stall(const ledger::RingEntry& record, uint64_t now) noexcept;
+  void learn(const ledger::RingEntry& record) noexcept;
+  // The limit for this record, and words saying where it came from (for the stall line).
+  uint64_t limit_ns(const ledger::RingEntry& record) const noexcept;
+  void report_stall(const ledger::RingEntry& record, uint64_t now, uint64_t limit) noexcept;
 
   Recorder& r_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   uint64_t cursor_ = 1;    // records before it are known complete
   uint64_t reported_ = 0;  // the record reported as stalled, 0 when none
+  StallModel model_;       // learned limits (unused with a fixed HANGSHIM_STALL_SECONDS)
 };
 
 }  // namespace hangshim::shim
