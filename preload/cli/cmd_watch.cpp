@@ -1,6 +1,8 @@
 // hangshim watch [PATH ...]: a live table of where the ranks are (merged into groups), refreshed
-// every --interval seconds; when nothing has moved for --stall seconds, or every rank has
-// exited, the full report (with live stacks) is printed and watch exits.
+// every --interval seconds; when a rank's call is pending past its limit (the limit the shim's
+// watchdog learns, report/analysis/overdue_calls.h), a ledger says stalled, nothing has moved
+// for the no-progress time, or every rank has exited, the full report (with live stacks) is
+// printed and watch exits.
 #include <time.h>
 #include <unistd.h>
 
@@ -13,11 +15,13 @@
 
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
+#include "report/analysis/overdue_calls.h"
 #include "report/inputs/liveness.h"
 #include "report/inputs/shim_processes.h"
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/render.h"
+#include "report/wording/straggler_words.h"
 
 namespace hangshim::cli {
 
@@ -28,18 +32,26 @@ constexpr const char* kUsage =
     "                      [--library PATTERN]\n"
     "\n"
     "Shows where every rank is (collective, number, line, iteration; ranks in the same place on one\n"
-    "line), refreshed every --interval seconds (on a terminal in place, else reprinted). When no\n"
-    "rank has made progress for --stall seconds, or every rank has exited, prints the report (as\n"
-    "hangshim report does) and exits. PATH as for hangshim report (default $HANGSHIM_DIR).\n"
+    "line), refreshed every --interval seconds (on a terminal in place, else reprinted). Prints the\n"
+    "report (as hangshim report does) and exits when a rank's call has been pending past its limit\n"
+    "(learned per call-site from the ledger, as the shim's watchdog learns it, or the job's fixed\n"
+    "HANGSHIM_STALL_SECONDS), when a ledger says stalled, when no rank has made progress for the\n"
+    "no-progress time, or when every rank has exited. PATH as for hangshim report (default\n"
+    "$HANGSHIM_DIR).\n"
     "\n"
     "  --interval S    refresh period (default 2)\n"
-    "  --stall S       no progress for this long ends the watch with the report (default 60)\n"
+    "  --stall S       a fixed rule instead: only no progress for S seconds ends the watch\n"
+    "                  (default: the learned limits, and no progress for 120 s)\n"
     "  --timeout S     give up after S seconds without a report (default: never); exit 1\n"
     "  --json          the final report as JSON\n"
     "  --exit-status   exit 3 when the final report finds a problem\n"
     "  --library P     as for hangshim report\n"
     "\n"
     "Exit status: 0 report printed; 1 --timeout reached; 2 usage; 3 (--exit-status) a problem.\n";
+
+// Without --stall: no progress at all for this long also ends the watch (a job stuck outside NCCL
+// has no pending call to judge); as long as the shim's allowance for a call-site never seen.
+constexpr double kNoProgressSeconds = 120;
 
 double monotonic_seconds() {
   timespec ts{};
@@ -92,6 +104,7 @@ std::string table(const report::Diagnosis& d, double still_for, const std::vecto
     out += fmt::format("  {:<{}}  {}\n", report::ranks_phrase(g.ranks), width, report::situation_text(d, d.situations[g.example]));
   }
   if (d.groups.empty()) out += no_ledger_line(shim);
+  for (const auto& s : d.stragglers) out += fmt::format("  straggler: {}\n", report::straggler_clause(d, s));
   return out;
 }
 
@@ -99,7 +112,8 @@ std::string table(const report::Diagnosis& d, double still_for, const std::vecto
 
 int cmd_watch(std::span<char*> args) {
   ReportSettings settings;
-  double interval = 2, stall = 60, timeout = 0;
+  double interval = 2, stall = kNoProgressSeconds, timeout = 0;
+  bool fixed_stall = false;
   bool json = false, exit_status = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -118,6 +132,7 @@ int cmd_watch(std::span<char*> args) {
       }
       ++i;
       (arg == "--interval" ? interval : arg == "--stall" ? stall : timeout) = value;
+      fixed_stall = fixed_stall || arg == "--stall";
     } else if (arg == "--library") {
       if (i + 1 >= args.size()) {
         fmt::print(stderr, "hangshim: --library needs a path pattern (see hangshim watch --help)\n");
@@ -149,6 +164,11 @@ int cmd_watch(std::span<char*> args) {
     }
     double still = now - last_change;
     bool stalled = !inputs.ranks.empty() && still >= stall;
+    if (!fixed_stall && !stalled) {
+      // As the shim's watchdog decides (its ledger may say so already, or its thread may not run).
+      stalled = !report::overdue_calls(inputs, report::realtime_now_ns()).empty();
+      for (const auto& v : inputs.ranks) stalled = stalled || v.header.state == static_cast<uint32_t>(ledger::ProcessState::Stalled);
+    }
     bool finished = all_exited(d);
     std::vector<report::ShimProcess> shim;
     if (inputs.ranks.empty()) shim = report::find_shim_processes(shown, default_ledger_dir());

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "report/diagnose.h"
+#include "report/inputs/busy_line.h"
 #include "report/inputs/live_stacks.h"
 #include "report/inputs/liveness.h"
 #include "report/inputs/load_inputs.h"
@@ -69,6 +70,21 @@ report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* kee
   report::DiagnoseOptions options = settings.diagnose;
   options.patterns = load.patterns;
   report::Diagnosis d = report::diagnose(inputs, options);
+  if (settings.stacks) {
+    // Where each straggler running here spends the time the others wait for it: 40 samples of
+    // its live stack over about a second.
+    for (auto& s : d.stragglers) {
+      for (const auto& v : inputs.ranks) {
+        if (v.rank != s.rank || v.liveness != report::Liveness::Alive) continue;
+        if (auto busy = report::sample_busy_line(inputs, v, load.patterns, 40, 25)) {
+          s.spends_at = report::Site{busy->file, busy->function, busy->line};
+          s.spends_samples = busy->hits;
+          s.samples = busy->samples;
+        }
+        break;
+      }
+    }
+  }
   if (keep_inputs != nullptr) *keep_inputs = std::move(inputs);
   return d;
 }

@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 
 #include "report/analysis/classify.h"
+#include "report/analysis/overdue_calls.h"
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/analysis/stack_groups.h"
+#include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
 
@@ -37,6 +39,35 @@ std::string situation_key(const RankSituation& s) {
   };
   return fmt::format("{}#{}#{}#{}:{}#{}", static_cast<int>(s.state), call_key(s.current), call_key(s.last),
                      s.now_at ? s.now_at->file : "", s.now_at ? s.now_at->line : 0, s.why_dead.empty() ? "" : "dead");
+}
+
+// A snapshot of a running job finds ranks in a collective that others have not reached yet,
+// which is a hang only once it lasts: with every rank alive and every pending call younger than
+// its limit (learned past the call-site's warm-up, or the job's fixed limit), the collectives
+// are in flight. Only findings about ranks not there yet qualify: different arguments or lines at
+// the same collective, errors, exits and deaths are wrong however young.
+bool in_flight(const Inputs& inputs, const Diagnosis& d, uint64_t& longest, uint64_t& limit) {
+  Kind kind = d.findings[static_cast<size_t>(d.primary)].kind;
+  if (kind != Kind::Transport && kind != Kind::MissingRank && kind != Kind::StuckOutsideNccl && kind != Kind::SubgroupHang) {
+    return false;
+  }
+  for (const auto& s : d.situations) {
+    if (s.liveness != Liveness::Alive || s.state == RankState::Dead || s.state == RankState::Exited ||
+        s.state == RankState::Unknown) {
+      return false;
+    }
+  }
+  for (const auto& v : inputs.ranks) {
+    if (v.header.state == static_cast<uint32_t>(ledger::ProcessState::Stalled)) return false;
+  }
+  for (const PendingCall& p : pending_calls(inputs, inputs.now_ns)) {
+    if (p.overdue() || (p.learned && !p.warm)) return false;
+    if (p.pending_ns >= longest) {
+      longest = p.pending_ns;
+      limit = p.limit_ns;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -90,10 +121,16 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
 
   d.findings = std::move(findings);
   d.primary = primary;
+  d.situations = a.situations;
+  if (d.primary >= 0 && in_flight(inputs, d, d.longest_pending_ns, d.longest_pending_limit_ns)) {
+    d.in_flight = true;
+    d.findings[static_cast<size_t>(d.primary)].root_cause = false;
+    d.primary = -1;
+  }
   d.problem = d.primary >= 0;
   d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
   if (inputs.ranks.empty()) d.verdict = Kind::NoData;  // nothing is known: never "healthy"
-  d.situations = a.situations;
+  d.stragglers = find_stragglers(a);
 
   // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.
   std::set<int> comm_keep;

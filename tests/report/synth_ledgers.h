@@ -50,6 +50,8 @@ struct Call {
   bool barrier = false;
   int32_t result = 0;
   std::string error_text;  // a failed call's ncclGetLastError text for the first-error area
+  uint64_t issued_ns = 0;  // when it was issued (0: 1 us after the previous call)
+  uint64_t wait_ns = 0;    // issue to completion (0: 1 us)
 };
 
 struct Rank {
@@ -151,6 +153,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
       if (has_op_count(call.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
     }
     s.count = call.count;
+    if (call.issued_ns != 0) t = call.issued_ns;
     s.issued_ns = t;
     s.thread = static_cast<uint32_t>(id.pid);
     if (call.site >= 0) {
@@ -159,7 +162,7 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     }
     if (call.barrier) s.flags |= kRecordBarrier;
     uint64_t index = w.begin_record(s);
-    t += 1000;
+    t += call.wait_ns != 0 ? call.wait_ns : 1000;
     if (call.complete || call.result != 0) {
       w.record_returned(index, t, call.result, 0, t);
       if (is_failure(call.result) && !call.error_text.empty()) w.set_first_error(index, call.result, call.op, call.error_text.c_str());

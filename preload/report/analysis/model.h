@@ -158,6 +158,28 @@ struct Finding {
   std::vector<InitFailure> failures;  // InitFailed: one group per (call, error, text)
 };
 
+// A rank that arrives last at a communicator's collectives most of the time: slow, not stopped.
+// The job runs at its speed. Found from when each member issued each collective (stragglers.cpp).
+struct Straggler {
+  int rank = -1;
+  int comm = -1;                 // index into Diagnosis::comms
+  std::string op;                // the collective it is most often last at ("all_reduce")
+  std::optional<Site> site;      // ... and its line on the straggler
+  uint64_t compared = 0;         // collectives every member completed (the newest, up to the history kept)
+  uint64_t last = 0;             // ... of which this rank was the last to arrive at
+  uint64_t since_seq = 0;        // the first collective of its current run of lateness
+  uint64_t since_ns = 0;         // when the straggler issued it
+  bool since_oldest = false;     // ... which is the oldest collective compared: it may go back further
+  uint64_t median_late_ns = 0;   // how much later than the median member it arrived, since then
+  uint64_t p95_late_ns = 0;
+  bool by_timestamps = false;    // compared by issue times (all members on one host), else by wait times
+  // Where it spends the extra time: its main thread's line outside NCCL, most often seen in
+  // samples of its live stack (only for a straggler running on this host; the CLI fills it).
+  std::optional<Site> spends_at;
+  size_t spends_samples = 0;     // samples at that line
+  size_t samples = 0;            // samples taken outside NCCL
+};
+
 // Ranks with the same live main-thread stack.
 struct StackGroup {
   std::vector<int> ranks;
@@ -173,6 +195,13 @@ struct Diagnosis {
   std::vector<RankSituation> situations;    // one per rank, by rank (all: the verdict reads them)
   std::vector<RankGroup> groups;            // shown situations merged
   std::vector<StackGroup> stack_groups;
+  std::vector<Straggler> stragglers;        // slow ranks, found whether or not anything hangs
+  // A running job caught while its ranks arrive at a collective: every rank alive, every pending
+  // call younger than its limit (as the shim's watchdog judges it, overdue_calls.h). The finding
+  // that would have been the verdict stays in `findings`, not as the verdict.
+  bool in_flight = false;
+  uint64_t longest_pending_ns = 0;          // in flight: the longest a rank's call has been pending
+  uint64_t longest_pending_limit_ns = 0;    // ... and its limit
   std::vector<pyframes::Process> processes; // live stacks of the shown ranks, in rank order
   std::vector<std::string> hints;           // what to do next
   std::vector<InputError> errors;           // files that could not be used

@@ -96,6 +96,21 @@ void trim_records(ledger::Ledger& l, const ViewOptions& options) {
   l.records.shrink_to_fit();
 }
 
+// The newest completed calls that ran (not failed, not captured into a CUDA graph: those say
+// nothing about when the rank arrived), as timings only: a few bytes each, so many can stay.
+void keep_history(const ledger::Ledger& l, const ViewOptions& options, std::vector<CallTiming>& out) {
+  size_t begin = out.size();
+  for (size_t i = l.records.size(); i-- > 0 && out.size() - begin < options.history;) {
+    const ledger::CallRecord& r = l.records[i];
+    bool ok = r.result == 0 || r.result == 7;  // ncclSuccess, or ncclInProgress later settled
+    if (r.completed_ns == 0 || r.completed_ns < r.issued_ns || !ok || (r.flags & ledger::kRecordCaptured) != 0) continue;
+    uint64_t wait_us = (r.completed_ns - r.issued_ns) / 1000;
+    out.push_back({r.seq, r.issued_ns, static_cast<uint32_t>(std::min<uint64_t>(wait_us, UINT32_MAX)), r.comm, r.callsite, r.op,
+                   r.flags});
+  }
+  std::reverse(out.begin() + static_cast<std::ptrdiff_t>(begin), out.end());
+}
+
 }  // namespace
 
 RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPatterns& patterns, const ViewOptions& options) {
@@ -109,6 +124,7 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
   // Calls of a group ended with ncclGroupSimulateEnd never ran and gave their sequence numbers
   // back: the next real call has the same number, so they take no part in the diagnosis.
   std::erase_if(l.records, [](const ledger::CallRecord& r) { return (r.flags & ledger::kRecordSimulated) != 0; });
+  keep_history(l, options, v.history);
   trim_records(l, options);
   v.records = std::move(l.records);
 

@@ -204,7 +204,18 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
       break;
     case Kind::InitFailed: out = init_failed_hints(d.findings[static_cast<size_t>(d.primary)]); break;
     case Kind::Healthy:
-      if (d.ledgers > 0) out.push_back("no collective is pending: if the job is stuck, the stacks show where");
+      if (d.in_flight) {
+        out.push_back("the job is running: run hangshim report again later, or hangshim watch, which ends with the "
+                      "report when a call is pending past its limit");
+      } else if (d.ledgers > 0) {
+        out.push_back("no collective is pending: if the job is stuck, the stacks show where");
+      }
+      if (!d.stragglers.empty()) {
+        const RankSituation* slow = state_words::find(d, d.stragglers.front().rank);
+        out.push_back(fmt::format("rank {} makes the others wait at every collective: the stragglers section says where "
+                                  "it spends the time{}", d.stragglers.front().rank,
+                                  slow != nullptr && slow->pid > 0 ? fmt::format(" (its stack: pyframes {})", slow->pid) : ""));
+      }
       break;
     case Kind::NoData:
       if (!d.shim_processes.empty()) {

@@ -3,6 +3,7 @@
 #include "pyframes/json_writer.h"
 #include "report/wording/phrases.h"
 #include "report/wording/render.h"
+#include "report/wording/straggler_words.h"
 
 namespace hangshim::report {
 
@@ -130,6 +131,7 @@ std::string render_report_json(const Diagnosis& d) {
   j.key("verdict").begin_object();
   j.field("kind", kind_name(d.verdict)).field("problem", d.problem).field("summary", verdict_line(d));
   j.field("ended", d.ended());
+  j.field("in_flight", d.in_flight).field("longest_pending_ns", d.longest_pending_ns).field("longest_pending_limit_ns", d.longest_pending_limit_ns);
   if (d.primary >= 0) {
     const Finding& f = d.findings[static_cast<size_t>(d.primary)];
     write_ranks(j, "culprits", f.culprits);
@@ -153,6 +155,24 @@ std::string render_report_json(const Diagnosis& d) {
   for (const auto& h : d.hints) j.value(h);
   j.end_array();
   j.end_object();
+
+  // Slow ranks (found whether or not anything hangs): straggler_words.h words them.
+  j.key("stragglers").begin_array();
+  for (const auto& s : d.stragglers) {
+    j.begin_object().field("rank", s.rank);
+    write_comm_ref(j, d, s.comm);
+    j.field("op", s.op);
+    write_site(j, "site", s.site);
+    j.field("compared", s.compared).field("last", s.last);
+    j.field("median_late_ns", s.median_late_ns).field("p95_late_ns", s.p95_late_ns);
+    j.field("since_seq", s.since_seq).field("since_ns", s.since_ns).field("since_oldest", s.since_oldest);
+    j.field("compared_by", s.by_timestamps ? "issue_times" : "wait_times");
+    write_site(j, "spends_at", s.spends_at);
+    j.field("spends_samples", s.spends_samples).field("samples", s.samples);
+    j.field("text", straggler_text(d, s));
+    j.end_object();
+  }
+  j.end_array();
 
   // Indexes (verdict.finding, blocked_by) refer to this list, which --rank / --comm do not cut;
   // "shown" says what they selected.

@@ -5,6 +5,7 @@
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/render.h"
+#include "report/wording/straggler_words.h"
 
 namespace hangshim::report {
 
@@ -20,6 +21,10 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
       header = true;
       for (const auto& line : finding_lines(d, d.findings[i])) out += "  " + line + "\n";
     }
+  }
+  if (!d.stragglers.empty()) {
+    out += "\nstragglers (slow, not stopped: the others wait for them at every collective):\n";
+    for (const auto& s : d.stragglers) out += "  " + straggler_text(d, s) + "\n";
   }
   if (!d.groups.empty()) {
     out += "\nranks:\n";

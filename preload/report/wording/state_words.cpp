@@ -10,6 +10,7 @@
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/init_failure_words.h"
 #include "report/wording/phrases.h"
+#include "report/wording/straggler_words.h"
 
 namespace hangshim::report::state_words {
 
@@ -228,12 +229,26 @@ std::string healthy_line(const Diagnosis& d) {
     exited += s.state == RankState::Exited ? 1 : 0;
     dead += s.state == RankState::Dead ? 1 : 0;
   }
+  std::string slow = d.stragglers.empty() ? "" : "; " + straggler_clause(d, d.stragglers.front());
   if (!d.situations.empty() && exited == d.situations.size()) {
-    return fmt::format("OK: all {} ranks finished; every collective issued was completed ({})", d.situations.size(), counts);
+    return fmt::format("OK: all {} ranks finished; every collective issued was completed ({}){}", d.situations.size(), counts,
+                       slow);
   }
   if (!d.situations.empty() && exited + dead == d.situations.size()) {
-    return fmt::format("NO HANG: no rank runs any more ({} exited, {} died); every collective issued was completed ({})",
-                       exited, dead, counts);
+    return fmt::format("NO HANG: no rank runs any more ({} exited, {} died); every collective issued was completed ({}){}",
+                       exited, dead, counts, slow);
+  }
+  if (d.in_flight) {
+    std::string running = fmt::format("{} {} running, collectives in flight: none pending past its limit (the longest {} of {})",
+                                      d.situations.size(), d.situations.size() == 1 ? "rank" : "ranks",
+                                      duration_text(d.longest_pending_ns), duration_text(d.longest_pending_limit_ns));
+    return d.stragglers.empty() ? "NO HANG: " + running
+                                : fmt::format("NO HANG; {} ({})", straggler_clause(d, d.stragglers.front()), running);
+  }
+  if (!d.stragglers.empty()) {
+    return fmt::format("NO HANG; {} ({} {}, every collective issued was completed: {})",
+                       straggler_clause(d, d.stragglers.front()), d.situations.size(),
+                       d.situations.size() == 1 ? "rank" : "ranks", counts);
   }
   return fmt::format("NO HANG IN NCCL: {} {}, every collective issued was completed ({}); if the job is stuck, it is "
                      "stuck outside NCCL: see where each rank is below",

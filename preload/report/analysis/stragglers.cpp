@@ -1,0 +1,173 @@
+// Stragglers: a rank that is slow but not stopped (a throttled GPU, a slow data loader, a noisy
+// neighbour) makes every collective wait for it. For each communicator, the collectives every
+// member completed (the newest in each ledger's history, 128 calls) are compared one by one: who arrived
+// last, and how much later than the median member.
+//
+// Clocks. When every member runs on one host, their issue times come from one clock: arrival
+// is the issue time. Across hosts clocks differ, by more than the lateness looked for, so issue
+// times are not compared: each rank's own wait (completion minus issue, both on its clock) is.
+// A collective completes at about the same moment everywhere, so who waited least arrived last,
+// and a member's lateness is the median member's wait minus its own.
+//
+// Noise must not pick a rank: with N equally fast members each is last about 1/N of the time.
+// A straggler is last at least half of the time, far more often than chance would make it (a
+// binomial z-score of at least 4 over at least 16 collectives), and at least 1 ms late at the median.
+#include "report/analysis/stragglers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "ledger/format.h"
+
+namespace hangshim::report {
+
+namespace {
+
+constexpr size_t kMinCompared = 16;
+constexpr double kMinShare = 0.5;
+constexpr double kMinZ = 4.0;
+constexpr uint64_t kMinLateNs = 1000000;
+constexpr size_t kRunEnds = 8;  // this many collectives in a row not last end a run of lateness
+
+struct Timing {
+  uint64_t issued = 0, wait = 0;
+  uint32_t callsite = 0;
+  uint8_t op = 0;
+  uint16_t flags = 0;
+};
+
+bool counts_as_collective(const CallTiming& t) {
+  auto op = static_cast<ledger::Op>(t.op);
+  return t.seq != 0 && ledger::is_collective(op);
+}
+
+uint64_t median_of(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return static_cast<uint64_t>(std::max<int64_t>(0, *mid));
+}
+
+uint64_t quantile_of(std::vector<int64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1);
+  return static_cast<uint64_t>(std::max<int64_t>(0, v[i]));
+}
+
+std::string op_text(const Timing& t) {
+  ledger::CallRecord r{};
+  r.op = t.op;
+  r.flags = t.flags;
+  return display_op(r);
+}
+
+void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
+  const CommGroup& g = a.groups[static_cast<size_t>(comm)];
+  size_t n = g.members.size();
+  if (n < 2) return;
+  // Each member's collectives on this communicator by sequence number.
+  std::vector<std::unordered_map<uint64_t, Timing>> by_seq(n);
+  bool one_host = true;
+  for (size_t m = 0; m < n; ++m) {
+    const RankView& v = a.in.ranks[g.members[m].view];
+    one_host = one_host && v.header.host == a.in.ranks[g.members[0].view].header.host;
+    for (const CallTiming& t : v.history) {
+      if (!counts_as_collective(t) || a.comm_of(g.members[m].view, t.comm) != comm) continue;
+      by_seq[m][t.seq] = {t.issued_ns, t.wait_ns(), t.callsite, t.op, t.flags};
+    }
+  }
+  std::vector<uint64_t> seqs;
+  for (const auto& [seq, unused] : by_seq[0]) {
+    bool everywhere = true;
+    for (size_t m = 1; m < n && everywhere; ++m) everywhere = by_seq[m].count(seq) != 0;
+    if (everywhere) seqs.push_back(seq);
+  }
+  if (seqs.size() < kMinCompared) return;
+  std::sort(seqs.begin(), seqs.end());
+
+  // Per collective: each member's lateness (later than the median member, in ns) and who was last.
+  std::vector<std::vector<int64_t>> late(n, std::vector<int64_t>(seqs.size()));
+  std::vector<size_t> last_of(seqs.size());
+  std::vector<int64_t> arrival(n);
+  for (size_t k = 0; k < seqs.size(); ++k) {
+    for (size_t m = 0; m < n; ++m) {
+      const Timing& t = by_seq[m].at(seqs[k]);
+      // By wait times a later arrival is a shorter wait: negate, so larger is later either way.
+      // Clamped to 2^62 so that differences of hostile values cannot overflow.
+      constexpr uint64_t kCap = uint64_t{1} << 62;
+      arrival[m] = one_host ? static_cast<int64_t>(std::min(t.issued, kCap)) : -static_cast<int64_t>(std::min(t.wait, kCap));
+    }
+    std::vector<int64_t> sorted = arrival;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
+    int64_t median = sorted[n / 2];
+    size_t last = 0;
+    for (size_t m = 0; m < n; ++m) {
+      late[m][k] = arrival[m] - median;
+      if (arrival[m] > arrival[last]) last = m;
+    }
+    last_of[k] = last;
+  }
+
+  double expected = 1.0 / static_cast<double>(n);
+  double spread = std::sqrt(static_cast<double>(seqs.size()) * expected * (1 - expected));
+  for (size_t m = 0; m < n; ++m) {
+    size_t last_count = static_cast<size_t>(std::count(last_of.begin(), last_of.end(), m));
+    double share = static_cast<double>(last_count) / static_cast<double>(seqs.size());
+    double z = (static_cast<double>(last_count) - static_cast<double>(seqs.size()) * expected) / spread;
+    if (share < kMinShare || z < kMinZ || median_of(late[m]) < kMinLateNs) continue;
+    // Since when: after the last run of kRunEnds collectives in a row at which it was not last.
+    size_t since = 0, run = 0;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      run = last_of[k] == m ? 0 : run + 1;
+      if (run >= kRunEnds) since = k + 1;
+    }
+    while (since < seqs.size() && last_of[since] != m) ++since;
+    if (since >= seqs.size()) continue;  // lateness that ended: no straggler now
+    Straggler s;
+    s.rank = a.rank(g.members[m].view);
+    s.comm = comm;
+    s.compared = seqs.size();
+    s.last = last_count;
+    s.since_seq = seqs[since];
+    s.since_oldest = since == 0;
+    s.since_ns = by_seq[m].at(seqs[since]).issued;
+    std::vector<int64_t> recent(late[m].begin() + static_cast<std::ptrdiff_t>(since), late[m].end());
+    s.median_late_ns = median_of(recent);
+    s.p95_late_ns = quantile_of(recent, 0.95);
+    s.by_timestamps = one_host;
+    // The collective and line it is most often last at.
+    std::map<std::pair<std::string, uint32_t>, size_t> where;
+    for (size_t k = since; k < seqs.size(); ++k) {
+      if (last_of[k] != m) continue;
+      const Timing& t = by_seq[m].at(seqs[k]);
+      ++where[{op_text(t), t.callsite}];
+    }
+    auto top = std::max_element(where.begin(), where.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    if (top != where.end()) {
+      s.op = top->first.first;
+      ledger::CallRecord r{};
+      r.callsite = top->first.second;
+      s.site = a.site(g.members[m].view, r);
+    }
+    out.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
+std::vector<Straggler> find_stragglers(const Analysis& a) {
+  std::vector<Straggler> out;
+  for (size_t c = 0; c < a.groups.size(); ++c) find_in_comm(a, static_cast<int>(c), out);
+  // The worst first: the most often last, then the latest.
+  std::stable_sort(out.begin(), out.end(), [](const Straggler& x, const Straggler& y) {
+    double sx = static_cast<double>(x.last) / static_cast<double>(x.compared);
+    double sy = static_cast<double>(y.last) / static_cast<double>(y.compared);
+    return sx != sy ? sx > sy : x.median_late_ns > y.median_late_ns;
+  });
+  return out;
+}
+
+}  // namespace hangshim::report
