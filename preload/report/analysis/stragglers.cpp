@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <unordered_map>
 
 #include "ledger/format.h"
 
@@ -30,13 +29,6 @@ constexpr double kMinShare = 0.5;
 constexpr double kMinZ = 4.0;
 constexpr uint64_t kMinLateNs = 1000000;
 constexpr size_t kRunEnds = 8;  // this many collectives in a row not last end a run of lateness
-
-struct Timing {
-  uint64_t issued = 0, wait = 0;
-  uint32_t callsite = 0;
-  uint8_t op = 0;
-  uint16_t flags = 0;
-};
 
 bool counts_as_collective(const CallTiming& t) {
   auto op = static_cast<ledger::Op>(t.op);
@@ -57,7 +49,7 @@ uint64_t quantile_of(std::vector<int64_t> v, double q) {
   return static_cast<uint64_t>(std::max<int64_t>(0, v[i]));
 }
 
-std::string op_text(const Timing& t) {
+std::string op_text(const CallTiming& t) {
   ledger::CallRecord r{};
   r.op = t.op;
   r.flags = t.flags;
@@ -68,25 +60,39 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   const CommGroup& g = a.groups[static_cast<size_t>(comm)];
   size_t n = g.members.size();
   if (n < 2) return;
-  // Each member's collectives on this communicator by sequence number.
-  std::vector<std::unordered_map<uint64_t, Timing>> by_seq(n);
+  // Each member's collectives on this communicator, by sequence number (pointers into the
+  // views' histories: 8 bytes per call, so 8192 ranks cost megabytes, not tens of them).
+  std::vector<std::vector<const CallTiming*>> calls(n);
   bool one_host = true;
+  auto by_seq = [](const CallTiming* x, const CallTiming* y) { return x->seq < y->seq; };
   for (size_t m = 0; m < n; ++m) {
     const RankView& v = a.in.ranks[g.members[m].view];
     one_host = one_host && v.header.host == a.in.ranks[g.members[0].view].header.host;
     for (const CallTiming& t : v.history) {
-      if (!counts_as_collective(t) || a.comm_of(g.members[m].view, t.comm) != comm) continue;
-      by_seq[m][t.seq] = {t.issued_ns, t.wait_ns(), t.callsite, t.op, t.flags};
+      if (counts_as_collective(t) && a.comm_of(g.members[m].view, t.comm) == comm) calls[m].push_back(&t);
     }
+    std::stable_sort(calls[m].begin(), calls[m].end(), by_seq);  // in ring order already, unless damaged
+    calls[m].erase(std::unique(calls[m].begin(), calls[m].end(), [](auto* x, auto* y) { return x->seq == y->seq; }),
+                   calls[m].end());
   }
+  // The collectives every member has: member 0's, intersected with each other member's.
   std::vector<uint64_t> seqs;
-  for (const auto& [seq, unused] : by_seq[0]) {
-    bool everywhere = true;
-    for (size_t m = 1; m < n && everywhere; ++m) everywhere = by_seq[m].count(seq) != 0;
-    if (everywhere) seqs.push_back(seq);
+  for (const CallTiming* t : calls[0]) seqs.push_back(t->seq);
+  for (size_t m = 1; m < n && !seqs.empty(); ++m) {
+    std::vector<uint64_t> both;
+    size_t j = 0;
+    for (uint64_t seq : seqs) {
+      while (j < calls[m].size() && calls[m][j]->seq < seq) ++j;
+      if (j < calls[m].size() && calls[m][j]->seq == seq) both.push_back(seq);
+    }
+    seqs = std::move(both);
   }
   if (seqs.size() < kMinCompared) return;
-  std::sort(seqs.begin(), seqs.end());
+  auto at = [&](size_t m, uint64_t seq) -> const CallTiming& {
+    CallTiming probe;
+    probe.seq = seq;
+    return **std::lower_bound(calls[m].begin(), calls[m].end(), &probe, by_seq);
+  };
 
   // Per collective: each member's lateness (later than the median member, in ns) and who was last.
   std::vector<std::vector<int64_t>> late(n, std::vector<int64_t>(seqs.size()));
@@ -94,11 +100,11 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   std::vector<int64_t> arrival(n);
   for (size_t k = 0; k < seqs.size(); ++k) {
     for (size_t m = 0; m < n; ++m) {
-      const Timing& t = by_seq[m].at(seqs[k]);
+      const CallTiming& t = at(m, seqs[k]);
       // By wait times a later arrival is a shorter wait: negate, so larger is later either way.
       // Clamped to 2^62 so that differences of hostile values cannot overflow.
       constexpr uint64_t kCap = uint64_t{1} << 62;
-      arrival[m] = one_host ? static_cast<int64_t>(std::min(t.issued, kCap)) : -static_cast<int64_t>(std::min(t.wait, kCap));
+      arrival[m] = one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns());
     }
     std::vector<int64_t> sorted = arrival;
     std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
@@ -133,7 +139,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     s.last = last_count;
     s.since_seq = seqs[since];
     s.since_oldest = since == 0;
-    s.since_ns = by_seq[m].at(seqs[since]).issued;
+    s.since_ns = at(m, seqs[since]).issued_ns;
     std::vector<int64_t> recent(late[m].begin() + static_cast<std::ptrdiff_t>(since), late[m].end());
     s.median_late_ns = median_of(recent);
     s.p95_late_ns = quantile_of(recent, 0.95);
@@ -142,7 +148,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     std::map<std::pair<std::string, uint32_t>, size_t> where;
     for (size_t k = since; k < seqs.size(); ++k) {
       if (last_of[k] != m) continue;
-      const Timing& t = by_seq[m].at(seqs[k]);
+      const CallTiming& t = at(m, seqs[k]);
       ++where[{op_text(t), t.callsite}];
     }
     auto top = std::max_element(where.begin(), where.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
