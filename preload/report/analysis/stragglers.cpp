@@ -68,8 +68,9 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   for (size_t m = 0; m < n; ++m) {
     const RankView& v = a.in.ranks[g.members[m].view];
     one_host = one_host && v.header.host == a.in.ranks[g.members[0].view].header.host;
+    uint32_t id = g.members[m].info != nullptr ? g.members[m].info->id : 0;  // this communicator in that ledger
     for (const CallTiming& t : v.history) {
-      if (counts_as_collective(t) && a.comm_of(g.members[m].view, t.comm) == comm) calls[m].push_back(&t);
+      if (counts_as_collective(t) && t.comm == id && id != 0) calls[m].push_back(&t);
     }
     std::stable_sort(calls[m].begin(), calls[m].end(), by_seq);  // in ring order already, unless damaged
     calls[m].erase(std::unique(calls[m].begin(), calls[m].end(), [](auto* x, auto* y) { return x->seq == y->seq; }),
@@ -88,11 +89,18 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     seqs = std::move(both);
   }
   if (seqs.size() < kMinCompared) return;
-  auto at = [&](size_t m, uint64_t seq) -> const CallTiming& {
-    CallTiming probe;
-    probe.seq = seq;
-    return **std::lower_bound(calls[m].begin(), calls[m].end(), &probe, by_seq);
-  };
+  // Each member's calls lined up with `seqs` (one merge pass each).
+  for (size_t m = 0; m < n; ++m) {
+    std::vector<const CallTiming*> lined;
+    lined.reserve(seqs.size());
+    size_t j = 0;
+    for (uint64_t seq : seqs) {
+      while (calls[m][j]->seq < seq) ++j;  // every seq is in every member's list
+      lined.push_back(calls[m][j]);
+    }
+    calls[m] = std::move(lined);
+  }
+  auto at = [&](size_t m, size_t k) -> const CallTiming& { return *calls[m][k]; };
 
   // Per collective: each member's lateness (later than the median member, in ns) and who was last.
   std::vector<std::vector<int64_t>> late(n, std::vector<int64_t>(seqs.size()));
@@ -100,7 +108,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   std::vector<int64_t> arrival(n);
   for (size_t k = 0; k < seqs.size(); ++k) {
     for (size_t m = 0; m < n; ++m) {
-      const CallTiming& t = at(m, seqs[k]);
+      const CallTiming& t = at(m, k);
       // By wait times a later arrival is a shorter wait: negate, so larger is later either way.
       // Clamped to 2^62 so that differences of hostile values cannot overflow.
       constexpr uint64_t kCap = uint64_t{1} << 62;
@@ -139,7 +147,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     s.last = last_count;
     s.since_seq = seqs[since];
     s.since_oldest = since == 0;
-    s.since_ns = at(m, seqs[since]).issued_ns;
+    s.since_ns = at(m, since).issued_ns;
     std::vector<int64_t> recent(late[m].begin() + static_cast<std::ptrdiff_t>(since), late[m].end());
     s.median_late_ns = median_of(recent);
     s.p95_late_ns = quantile_of(recent, 0.95);
@@ -148,7 +156,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     std::map<std::pair<std::string, uint32_t>, size_t> where;
     for (size_t k = since; k < seqs.size(); ++k) {
       if (last_of[k] != m) continue;
-      const CallTiming& t = at(m, seqs[k]);
+      const CallTiming& t = at(m, k);
       ++where[{op_text(t), t.callsite}];
     }
     auto top = std::max_element(where.begin(), where.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
