@@ -36,6 +36,19 @@ NEW_SITE_SECONDS = 120  # StallModelSettings::new_site_seconds
 DEADLINE = 240
 
 
+def timing_job(c, args, scenario, hang_after, env=()):
+    """The launch.py command running a tests/scenarios/timing program with the shim preloaded at its
+    default settings (its truth in the case's directory), and the truth's path."""
+    truth_path = os.path.join(c.dir, "truth.json")
+    scenario = os.path.realpath(scenario)
+    launch = os.path.join(os.path.dirname(os.path.dirname(scenario)), "launch.py")
+    command = [args.python, launch, "-n", str(args.ranks), "--timeout", str(DEADLINE), "--hang-after", str(hang_after),
+               "--truth", truth_path, "--workdir", os.path.join(c.dir, "work")]
+    for kv in ("HANGSHIM_LIBRARY_PATHS=/ncclpy.py:/scenario_lib.py", "LD_PRELOAD=" + args.shim) + tuple(env):
+        command += ["--env", kv]
+    return command + ["--", args.python, scenario], truth_path
+
+
 def stalled_ranks(c, waiting):
     try:
         ledgers = c.ledgers_by_rank()
@@ -51,14 +64,7 @@ def main():
     args = case_arguments(p)
 
     def body(c):
-        truth_path = os.path.join(c.dir, "truth.json")
-        scenario = os.path.realpath(SCENARIO)
-        launch = os.path.join(os.path.dirname(os.path.dirname(scenario)), "launch.py")
-        command = [args.python, launch, "-n", str(args.ranks), "--timeout", str(DEADLINE), "--hang-after", "120",
-                   "--truth", truth_path, "--workdir", os.path.join(c.dir, "work")]
-        for kv in ("HANGSHIM_LIBRARY_PATHS=/ncclpy.py:/scenario_lib.py", "LD_PRELOAD=" + args.shim):
-            command += ["--env", kv]
-        command += ["--", args.python, scenario]
+        command, truth_path = timing_job(c, args, SCENARIO, 120)
         log_path = os.path.join(c.dir, "job.log")
         waiting = set(range(args.ranks - 1))
         watch_out = os.path.join(c.dir, "watch.json")

@@ -26,6 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_shim_case import case_arguments, expect, run_case  # noqa: E402
 from run_scenario_case import same_site  # noqa: E402
+from run_learned_stall_case import timing_job  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO = os.path.join(HERE, "..", "scenarios", "timing", "straggler.py")
@@ -90,15 +91,7 @@ def main():
     args = case_arguments(p)
 
     def body(c):
-        truth_path = os.path.join(c.dir, "truth.json")
-        scenario = os.path.realpath(SCENARIO)
-        launch = os.path.join(os.path.dirname(os.path.dirname(scenario)), "launch.py")
-        command = [args.python, launch, "-n", str(args.ranks), "--timeout", str(DEADLINE), "--hang-after", "60",
-                   "--truth", truth_path, "--workdir", os.path.join(c.dir, "work")]
-        for kv in ("HANGSHIM_LIBRARY_PATHS=/ncclpy.py:/scenario_lib.py", "LD_PRELOAD=" + args.shim,
-                   "HANGSHIM_SCENARIO_SLOW_RANK=%d" % args.slow_rank):
-            command += ["--env", kv]
-        command += ["--", args.python, scenario]
+        command, truth_path = timing_job(c, args, SCENARIO, 60, ["HANGSHIM_SCENARIO_SLOW_RANK=%d" % args.slow_rank])
         log_path = os.path.join(c.dir, "job.log")
         with open(log_path, "w") as log:
             job = subprocess.Popen(command, env=c.env(shim=False), stdout=log, stderr=subprocess.STDOUT)
