@@ -158,7 +158,8 @@ inline Job checkpoint_at_same_site(uint64_t seed = 3, int steps = 1000) {
 // A hang at a collective this rank never reached before (a barrier only the last epoch has).
 inline Job hang_at_new_site(uint64_t seed = 4, int steps = 300) {
   Draws d(seed);
-  Job job{"hang at a call-site never seen", "300 ms-wait steps, then a barrier seen for the first time hangs", {}};
+  Job job{"hang at a call-site never seen",
+          "300 steps waiting ~20 ms at the all_reduce, then a barrier seen for the first time hangs", {}};
   for (int step = 0; step < steps; ++step) job.calls.push_back({site(kGradSync), 0.3, d.lognormal(0.02, 0.7), false});
   job.calls.push_back({site(kNewBarrier), 0.3, 0, true});
   return job;
