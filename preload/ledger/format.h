@@ -327,6 +327,10 @@ const char* nccl_function_name(uint8_t op, uint32_t record_flags) noexcept;
 inline constexpr int32_t kInProgressResult = 7;
 // An error the ledger records: not success, not ncclInProgress (7), not "still inside" (-1).
 inline constexpr bool is_failure(int32_t result) { return result != -1 && result != 0 && result != kInProgressResult; }
+// A result a ledger can hold: -1 (inside the call) or an ncclResult_t. NCCL's are 0..8 (2.28);
+// room is left for later ones, but nothing real is negative or in the millions, which is what
+// overwritten bytes read as: such a record is damage, not an error NCCL returned.
+inline constexpr bool is_plausible_result(int32_t result) { return result >= -1 && result <= 255; }
 // The ops that make a communicator (init by id, ids, all, split, shrink).
 inline constexpr bool is_comm_init(Op op) { return op >= Op::CommInitRank && op <= Op::CommShrink; }
 size_t dtype_size(uint8_t dtype) noexcept;              // bytes per element, 0 if unknown

@@ -208,15 +208,16 @@ class Parser {
     FirstError& e = out_.header.first_error;
     uint32_t op = load_relaxed(h.error_op);
     uint64_t record = load_relaxed(h.error_record);
+    int32_t result = load_relaxed(h.error_result);
     if (state != static_cast<uint32_t>(ErrorState::Published) || op >= static_cast<uint32_t>(kOpCount) ||
-        record > load_acquire(h.ring_head)) {
+        record > load_acquire(h.ring_head) || !is_plausible_result(result)) {
       out_.warnings.push_back("the first-error area is corrupt; ignored");
       return;
     }
     e.present = true;
     e.op = static_cast<uint8_t>(op);
     e.record = record;
-    e.result = load_relaxed(h.error_result);
+    e.result = result;
     e.flags = load_relaxed(h.error_flags);
     e.text = load_text(h.error_text);
   }
@@ -343,7 +344,8 @@ class Parser {
         }
         continue;
       }
-      if (entry.op == 0 || entry.op >= kOpCount || entry.comm > comm_capacity_ || entry.callsite > callsite_capacity_) {
+      if (entry.op == 0 || entry.op >= kOpCount || entry.comm > comm_capacity_ || entry.callsite > callsite_capacity_ ||
+          !is_plausible_result(entry.result)) {
         ++invalid;
         continue;
       }

@@ -148,6 +148,13 @@ TEST_CASE("ledger reader: damaged entries are skipped with a warning") {
     CHECK(r->records.size() == 9);
     CHECK(r->warnings.size() == 1);
   }
+  SUBCASE("a record whose result no NCCL returns (CI: overwritten bytes read as an init failure)") {
+    poke<int32_t>(bytes, ring_offset + 4 * sizeof(RingEntry) + offsetof(RingEntry, result), -1895969507);
+    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
+    REQUIRE(r.ok());
+    CHECK(r->records.size() == 9);
+    CHECK(r->warnings.size() == 1);
+  }
   SUBCASE("a record left half-written by a killed writer") {
     poke<uint64_t>(bytes, ring_offset + 5 * sizeof(RingEntry) + offsetof(RingEntry, stamp), 13);
     auto r = parse_ledger(bytes.data(), bytes.size(), "test");

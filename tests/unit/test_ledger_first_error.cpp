@@ -114,6 +114,13 @@ TEST_CASE("ledger first error: an unpublished or damaged area is not trusted") {
     CHECK_FALSE(r.value().header.first_error.present);
     CHECK(r.value().warnings.size() == 1);
   }
+  SUBCASE("a result no NCCL returns") {
+    poke32(offsetof(Header, error_result), 0x8f0300ddu);
+    auto r = parse();
+    REQUIRE(r.ok());
+    CHECK_FALSE(r.value().header.first_error.present);
+    CHECK(r.value().warnings.size() == 1);
+  }
   SUBCASE("a record beyond the ring head") {
     uint64_t beyond = index + 5;
     std::memcpy(bytes.data() + offsetof(Header, error_record), &beyond, 8);
