@@ -16,7 +16,8 @@ packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev li
           clang libclang-rt-14-dev llvm strace  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
           python3-torch  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/torch)
           slurm-wlm munge pdsh openssh-server openssh-client  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
-          patchelf)  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
+          patchelf  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
+          curl xz-utils libffi-dev libbz2-dev liblzma-dev libexpat1-dev)  # scripts/build-pythons.sh: CPython from source
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,5 +37,9 @@ fi
 # A failure there costs those tests only, never the set-up.
 [[ ${HANGSHIM_NEWER_PYTHONS:-1} == 0 ]] || "$top/scripts/newer-pythons.sh" >&2 ||
   echo "setup: scripts/newer-pythons.sh failed: the CPython 3.14 and 3.15 tests are left out" >&2
+# The variants no distribution here ships (free-threaded 3.13t and 3.14t, a shared-libpython
+# 3.14), built from CPython's sources into the same cache; HANGSHIM_BUILD_PYTHONS=0 leaves them out.
+[[ ${HANGSHIM_BUILD_PYTHONS:-1} == 0 ]] || "$top/scripts/build-pythons.sh" >&2 ||
+  echo "setup: scripts/build-pythons.sh failed: the free-threaded and shared 3.14 tests are left out" >&2
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

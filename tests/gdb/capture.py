@@ -15,6 +15,27 @@ with open(os.environ["GDB_CAPTURE_SESSION"]) as f:
 
 
 
+def name_threads_printably():
+    """Gives each live thread whose kernel name is not UTF-8 that name with the cut character
+    replaced (U+FFFD, as the programs' own record of it reads it), as gdb's name for the thread:
+    gdb then prints valid UTF-8 in its headers. Returns the threads renamed."""
+    renamed = []
+    inferior = gdb.selected_inferior()
+    for thread in inferior.threads():
+        lwp = thread.ptid[1]
+        try:
+            with open("/proc/%d/task/%d/comm" % (inferior.pid, lwp), "rb") as f:
+                raw = f.read().rstrip(b"\n")
+        except OSError:
+            continue  # a core file, or the thread is gone: its name is what gdb has
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            thread.name = raw.decode("utf-8", "replace")
+            renamed.append(thread)
+    return renamed
+
+
 def execute(command):
     """What `command` prints. gdb.execute(to_string=True) decodes gdb's output as UTF-8 and fails
     on anything else, which gdb's own text can hold: from 3.14 Python names OS threads after its
@@ -24,6 +45,15 @@ def execute(command):
         return gdb.execute(command, to_string=True)
     except UnicodeDecodeError:
         pass
+    renamed = name_threads_printably()
+    try:
+        return gdb.execute(command, to_string=True)
+    except UnicodeDecodeError:
+        pass
+    finally:
+        for thread in renamed:
+            thread.name = None  # gdb's own name again (the kernel's)
+    # Logging is the last resort: it loses what is printed before a nested to_string call.
     path = session["out"] + ".log"
     for setting in ("file %s" % path, "overwrite on", "redirect on", "enabled on"):
         gdb.execute("set logging %s" % setting, to_string=True)

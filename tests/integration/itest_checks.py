@@ -81,6 +81,14 @@ def compare_process(process, truth, gil_holders=()):
     problems = []
     if process.get("python") != truth["python"]:
         problems.append("python %r != %r" % (process.get("python"), truth["python"]))
+    free_threaded, gil_enabled = truth.get("free_threaded", False), truth.get("gil_enabled", True)
+    if process.get("free_threaded", False) is not free_threaded:
+        problems.append("free_threaded %s, but the interpreter says %s" % (process.get("free_threaded"), free_threaded))
+    if process.get("gil_disabled", False) is not (free_threaded and not gil_enabled):
+        problems.append("gil_disabled %s, but the interpreter says its GIL is %s" %
+                        (process.get("gil_disabled"), "on" if gil_enabled else "off"))
+    if not gil_enabled:
+        gil_holders = ()  # nothing holds a GIL that is off, the spinner included
     threads = {t["thread_id"]: t for t in process.get("threads", [])}
     expected_ids = set(truth["thread_ids"]) | set(r["thread_id"] for r in truth["threads"])
     if set(threads) != expected_ids:

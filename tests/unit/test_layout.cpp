@@ -61,6 +61,22 @@ std::string layout_json(const Layout& l) {
   return out + "}";
 }
 
+// A free-threaded build's table, with the model flags its version implies (as select_layout
+// sets them for a target whose debug offsets say free-threaded).
+std::optional<Layout> free_threaded_table(int minor) {
+  const GeneratedLayout* table = find_generated_layout(3, minor, true);
+  if (table == nullptr) return std::nullopt;
+  Layout layout;
+  layout.version = PyVersion{3, minor, -1, 0};
+  layout.frame_model = FrameModel::InterpreterFrame;
+  layout.line_table = LineTableFormat::Locations311;
+  layout.free_threaded = true;
+  table->fill(layout);
+  return layout;
+}
+
+bool is_free_threaded_python(const std::string& python) { return !python.empty() && python.back() == 't'; }
+
 std::optional<int> minor_of(const std::string& python) {
   std::string installed = test_support::pyenv_version_of(python);
   if (!installed.empty()) return std::stoi(installed.substr(2));
@@ -80,6 +96,16 @@ TEST_CASE("every generated layout has every field its version needs") {
     CHECK(missing_layout_fields(*layout).empty());
   }
   for (int minor = 6; minor <= 13; ++minor) CHECK(find_generated_layout(3, minor) != nullptr);
+  REQUIRE(kFreeThreadedLayoutCount >= 2);
+  for (size_t i = 0; i < kFreeThreadedLayoutCount; ++i) {
+    CAPTURE(kFreeThreadedLayouts[i].minor);
+    auto layout = free_threaded_table(kFreeThreadedLayouts[i].minor);
+    REQUIRE(layout.has_value());
+    CHECK(missing_layout_fields(*layout).empty());
+    // The larger object header is what sets these builds apart: every object offset moves.
+    CHECK(layout->object.ob_type > 8);
+    CHECK(layout->type.managed_dict_offset == -8);
+  }
   CHECK_FALSE(table_layout(5).ok());
   CHECK(table_layout(14).error().kind == ErrorKind::UnsupportedVersion);  // 3.14 needs the target's debug offsets
 }
@@ -95,12 +121,18 @@ TEST_CASE("layout offsets find what each live interpreter reports") {
     CAPTURE(python);
     auto minor = minor_of(python);
     REQUIRE(minor.has_value());
-    if (find_generated_layout(3, *minor) == nullptr) {
+    bool free_threaded = is_free_threaded_python(python);
+    if (find_generated_layout(3, *minor, free_threaded) == nullptr) {
       MESSAGE("no generated table for 3." << *minor << " (read through its debug offsets): skipped");
       continue;
     }
-    auto layout = table_layout(*minor);
-    REQUIRE(layout.ok());
+    std::optional<Layout> layout;
+    if (free_threaded) {
+      layout = free_threaded_table(*minor);
+    } else if (auto from_table = table_layout(*minor); from_table.ok()) {
+      layout = *from_table;
+    }
+    REQUIRE(layout.has_value());
     test_support::PythonProcess checker(python, {script, layout_json(*layout)}, true);
     std::string output;
     while (auto line = checker.read_line(std::chrono::seconds(30))) output += *line + "\n";
@@ -136,4 +168,42 @@ TEST_CASE("the 3.13 table equals the _Py_DebugOffsets shipped in libpython3.13")
   CHECK(from_target.code.localsplusnames == table->code.localsplusnames);
   CHECK(from_target.code.localspluskinds == table->code.localspluskinds);
   CHECK(from_target.dict.ma_keys == table->dict.ma_keys);
+}
+
+TEST_CASE("each free-threaded table equals the _Py_DebugOffsets its libpython ships") {
+  size_t checked = 0;
+  for (const auto& python : test_support::test_pythons()) {
+    if (!is_free_threaded_python(python)) continue;
+    auto minor = minor_of(python);
+    REQUIRE(minor.has_value());
+    std::filesystem::path lib = std::filesystem::path(python).parent_path().parent_path() / "lib" /
+                                fmt::format("libpython3.{}t.so.1.0", *minor);
+    CAPTURE(lib.string());
+    if (!std::filesystem::exists(lib)) {
+      MESSAGE("no shared libpython beside " << python << ": skipped");
+      continue;
+    }
+    auto elf = ElfFile::open(lib.string());
+    REQUIRE(elf.ok());
+    auto runtime = (*elf)->find_symbol("_PyRuntime");
+    REQUIRE(runtime.has_value());
+    FileMemory memory(**elf);
+    REQUIRE(debug_offsets_free_threaded(memory, runtime->value));
+    auto table = free_threaded_table(*minor);
+    REQUIRE(table.has_value());
+    Layout from_target = *table;
+    auto applied = apply_debug_offsets(memory, runtime->value, from_target);
+    REQUIRE(applied.ok());
+    CHECK(from_target.free_threaded);
+#define FIELD_EQUAL(name) CHECK_MESSAGE(from_target.name == table->name, #name);
+    LAYOUT_FIELDS(FIELD_EQUAL)
+#undef FIELD_EQUAL
+    CHECK(from_target.gil.enabled == 0);  // the first field of struct _gil_runtime_state
+    if (*minor >= 14) {
+      CHECK(from_target.interpreter_frame.tlbc_index > 0);
+      CHECK(from_target.code.tlbc > 0);
+    }
+    ++checked;
+  }
+  if (checked == 0) MESSAGE("no free-threaded interpreter among the test interpreters: skipped");
 }

@@ -33,6 +33,10 @@ struct Layout {
   bool lasti_in_code_units = false;
   // 3.14 tags the low bits of _PyStackRef fields (f_executable, localsplus): mask them off.
   uint64_t stackref_tag_mask = 0;
+  // A free-threaded build (--disable-gil, python3.13t/3.14t), as its _Py_DebugOffsets say: a
+  // larger object header (the offsets below are its own), per-thread bytecode copies (3.14+),
+  // and a GIL that is normally off.
+  bool free_threaded = false;
 
   struct Runtime {
     int size = -1;
@@ -45,6 +49,7 @@ struct Layout {
   struct Gil {  // struct _gil_runtime_state
     int locked = -1;
     int last_holder = -1;
+    int enabled = -1;  // free-threaded builds: 0 while the GIL is off (the usual case)
   } gil;
 
   struct Interpreter {
@@ -94,6 +99,7 @@ struct Layout {
     int is_entry = -1;          // 3.11 only
     int owner_generator = -1;   // FRAME_OWNED_BY_GENERATOR
     int owner_shim = -1;        // 3.12+: owners >= this are not Python frames (C-stack shims)
+    int tlbc_index = -1;        // 3.14+ free-threaded: which of the code's bytecode copies runs
     int globals = -1;           // f_globals, f_builtins: not in _Py_DebugOffsets (see select_layout.cpp)
     int builtins = -1;
   } interpreter_frame;
@@ -119,6 +125,7 @@ struct Layout {
     int nlocalsplus = -1;
     int firsttraceable = -1;
     int code_adaptive = -1;  // 3.11+: the bytecode, inline in the code object
+    int tlbc = -1;           // 3.14+ free-threaded: co_tlbc, the per-thread bytecode copies
   } code;
 
   struct Object {

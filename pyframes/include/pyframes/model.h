@@ -55,6 +55,10 @@ struct Process {
   int64_t pid = 0;
   std::string source;          // "pid 1234" or the core file path
   std::string python_version;  // "3.11.7"
+  // A free-threaded build (python3.13t, 3.14t), and whether its GIL is off: then no thread
+  // holds a GIL (Thread::gil stays false) and threads run Python code at the same time.
+  bool free_threaded = false;
+  bool gil_disabled = false;
   std::string executable;
   std::vector<std::string> command_line;
   std::string rank;            // RANK from the environment, empty when not a launched rank

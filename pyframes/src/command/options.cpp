@@ -197,7 +197,7 @@ std::string help_text() {
 }
 
 std::string version_text(std::string_view version) {
-  return fmt::format("pyframes {} (reads CPython 3.6-3.15; the default (GIL) builds)\n", version);
+  return fmt::format("pyframes {} (reads CPython 3.6-3.15 and the free-threaded 3.13t and 3.14t)\n", version);
 }
 
 }  // namespace pyframes::cli

@@ -172,6 +172,8 @@ Process read_process(const JsonValue& value, std::string path, std::optional<std
   process.pid = fields.int64("pid");
   process.source = fields.text("source");
   process.python_version = fields.text("python");
+  process.free_threaded = fields.flag("free_threaded");
+  process.gil_disabled = fields.flag("gil_disabled");
   process.executable = fields.text("executable");
   process.command_line = strings(fields, "command_line");
   process.rank = fields.text("rank");

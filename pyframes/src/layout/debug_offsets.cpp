@@ -15,11 +15,11 @@ enum class Id : uint8_t {
   Skip,
   RuntimeSize, InterpretersHead,
   InterpSize, InterpId, InterpNext, InterpThreadsHead, InterpModules, InterpSysdict, InterpBuiltins, InterpCevalGil,
-  InterpGilState, InterpGilLocked, InterpGilHolder,
+  InterpGilState, InterpGilEnabled, InterpGilLocked, InterpGilHolder,
   TstateSize, TstatePrev, TstateNext, TstateInterp, TstateCurrentFrame, TstateThreadId, TstateNativeThreadId,
-  FrameSize, FramePrevious, FrameExecutable, FrameInstrPtr, FrameLocalsplus, FrameOwner,
+  FrameSize, FramePrevious, FrameExecutable, FrameInstrPtr, FrameLocalsplus, FrameOwner, FrameTlbcIndex,
   CodeSize, CodeFilename, CodeName, CodeQualname, CodeLinetable, CodeFirstlineno, CodeArgcount, CodeLocalsplusnames,
-  CodeLocalspluskinds, CodeAdaptive,
+  CodeLocalspluskinds, CodeAdaptive, CodeTlbc,
   ObType, TypeName, TypeFlags, TypeBasicsize, TypeDictoffset, HeapTypeCachedKeys,
   TupleItem, TupleSize, ListItem, DictKeys, DictValues, FloatVal, LongTag, LongDigit, BytesSize, BytesSval,
   UnicodeState, UnicodeLength, UnicodeAsciiSize,
@@ -30,7 +30,7 @@ using S = Id;
 constexpr Id k313[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
     /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*gc*/,
-    S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState, S::Skip /*enabled*/,
+    S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState, S::InterpGilEnabled,
     S::InterpGilLocked, S::InterpGilHolder,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
     S::TstateThreadId, S::TstateNativeThreadId, S::Skip /*datastack_chunk*/, S::Skip /*status*/,
@@ -57,14 +57,14 @@ constexpr Id k314[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
     /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*threads_main*/,
     S::Skip /*gc*/, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
-    S::Skip /*enabled*/, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
+    S::InterpGilEnabled, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
     S::Skip /*tlbc_generation*/,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
     S::TstateThreadId, S::TstateNativeThreadId, S::Skip /*datastack_chunk*/, S::Skip /*status*/,
     /* interpreter_frame */ S::FrameSize, S::FramePrevious, S::FrameExecutable, S::FrameInstrPtr, S::FrameLocalsplus,
-    S::FrameOwner, S::Skip /*stackpointer*/, S::Skip /*tlbc_index*/,
+    S::FrameOwner, S::Skip /*stackpointer*/, S::FrameTlbcIndex,
     /* code_object */ S::CodeSize, S::CodeFilename, S::CodeName, S::CodeQualname, S::CodeLinetable, S::CodeFirstlineno,
-    S::CodeArgcount, S::CodeLocalsplusnames, S::CodeLocalspluskinds, S::CodeAdaptive, S::Skip /*co_tlbc*/,
+    S::CodeArgcount, S::CodeLocalsplusnames, S::CodeLocalspluskinds, S::CodeAdaptive, S::CodeTlbc,
     /* pyobject */ S::Skip, S::ObType,
     /* type_object */ S::Skip, S::TypeName, S::Skip /*tp_repr*/, S::TypeFlags,
     /* tuple_object */ S::Skip, S::TupleItem, S::TupleSize,
@@ -87,7 +87,7 @@ constexpr Id k315[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
     /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*threads_main*/,
     S::Skip /*gc*/, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
-    S::Skip /*enabled*/, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
+    S::InterpGilEnabled, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
     S::Skip /*tlbc_generation*/,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
     S::Skip /*base_frame*/, S::Skip /*last_profiled_frame*/, S::Skip /*last_profiled_frame_seq*/, S::TstateThreadId,
@@ -95,9 +95,9 @@ constexpr Id k315[] = {
     S::Skip /*gil_requested*/, S::Skip /*current_exception*/, S::Skip /*exc_state*/,
     /* err_stackitem */ S::Skip /*exc_value*/,
     /* interpreter_frame */ S::FrameSize, S::FramePrevious, S::FrameExecutable, S::FrameInstrPtr, S::FrameLocalsplus,
-    S::FrameOwner, S::Skip /*stackpointer*/, S::Skip /*tlbc_index*/,
+    S::FrameOwner, S::Skip /*stackpointer*/, S::FrameTlbcIndex,
     /* code_object */ S::CodeSize, S::CodeFilename, S::CodeName, S::CodeQualname, S::CodeLinetable, S::CodeFirstlineno,
-    S::CodeArgcount, S::CodeLocalsplusnames, S::CodeLocalspluskinds, S::CodeAdaptive, S::Skip /*co_tlbc*/,
+    S::CodeArgcount, S::CodeLocalsplusnames, S::CodeLocalspluskinds, S::CodeAdaptive, S::CodeTlbc,
     /* pyobject */ S::Skip, S::ObType,
     /* type_object */ S::Skip, S::TypeName, S::Skip /*tp_repr*/, S::TypeFlags, S::TypeBasicsize, S::TypeDictoffset,
     /* heap_type_object */ S::Skip, S::HeapTypeCachedKeys,
@@ -127,6 +127,12 @@ std::optional<uint32_t> read_debug_offsets_version(const Memory& memory, uint64_
   return static_cast<uint32_t>(head.version);
 }
 
+bool debug_offsets_free_threaded(const Memory& memory, uint64_t runtime_address) {
+  uint64_t free_threaded = 0;
+  return read_debug_offsets_version(memory, runtime_address).has_value() &&
+         memory.read(runtime_address + 16, &free_threaded, 8) == ReadStatus::Ok && free_threaded != 0;
+}
+
 Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address, Layout& layout) {
   auto version = read_debug_offsets_version(memory, runtime_address);
   if (!version) {
@@ -154,12 +160,8 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
   std::vector<uint64_t> words(kHeaderWords + count);
   ReadStatus status = memory.read(runtime_address, words.data(), words.size() * sizeof(uint64_t));
   if (status != ReadStatus::Ok) return memory.read_error(status, runtime_address, "_Py_DebugOffsets");
-  if (words[2] != 0) {
-    return make_error(ErrorKind::UnsupportedVersion,
-                      fmt::format("CPython {}.{} in {} is a free-threaded build", major, minor, memory.describe()),
-                      "pyframes reads the default (GIL) build only");
-  }
-  int gil_state = -1, gil_locked = -1, gil_holder = -1;
+  layout.free_threaded = words[2] != 0;
+  int gil_state = -1, gil_enabled = -1, gil_locked = -1, gil_holder = -1;
   for (size_t i = 0; i < count; ++i) {
     int v = as_offset(words[kHeaderWords + i]);
     switch (ids[i]) {
@@ -175,6 +177,7 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
       case Id::InterpBuiltins: layout.interpreter.builtins = v; break;
       case Id::InterpCevalGil: layout.interpreter.ceval_gil = v; break;
       case Id::InterpGilState: gil_state = v; break;
+      case Id::InterpGilEnabled: gil_enabled = v; break;
       case Id::InterpGilLocked: gil_locked = v; break;
       case Id::InterpGilHolder: gil_holder = v; break;
       case Id::TstateSize: layout.thread_state.size = v; break;
@@ -190,6 +193,7 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
       case Id::FrameInstrPtr: layout.interpreter_frame.instr_ptr = v; break;
       case Id::FrameLocalsplus: layout.interpreter_frame.localsplus = v; break;
       case Id::FrameOwner: layout.interpreter_frame.owner = v; break;
+      case Id::FrameTlbcIndex: layout.interpreter_frame.tlbc_index = v; break;
       case Id::CodeSize: layout.code.size = v; break;
       case Id::CodeFilename: layout.code.filename = v; break;
       case Id::CodeName: layout.code.name = v; break;
@@ -200,6 +204,7 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
       case Id::CodeLocalsplusnames: layout.code.localsplusnames = v; break;
       case Id::CodeLocalspluskinds: layout.code.localspluskinds = v; break;
       case Id::CodeAdaptive: layout.code.code_adaptive = v; break;
+      case Id::CodeTlbc: layout.code.tlbc = v; break;
       case Id::ObType: layout.object.ob_type = v; break;
       case Id::TypeName: layout.type.tp_name = v; break;
       case Id::TypeFlags: layout.type.tp_flags = v; break;
@@ -226,6 +231,15 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
   if (gil_state >= 0 && gil_locked >= gil_state && gil_holder >= gil_state) {
     layout.gil.locked = gil_locked - gil_state;
     layout.gil.last_holder = gil_holder - gil_state;
+  }
+  // Only free-threaded builds have `enabled` (the struct's first field, so 0 there too; 0 in
+  // the others), and CPython gives it relative to struct _gil_runtime_state already, unlike
+  // locked and holder.
+  if (layout.free_threaded && gil_enabled >= 0 && gil_enabled < layout.gil.locked) layout.gil.enabled = gil_enabled;
+  // Only free-threaded builds keep per-thread bytecode copies (0 in the others).
+  if (!layout.free_threaded || layout.interpreter_frame.tlbc_index <= 0 || layout.code.tlbc <= 0) {
+    layout.interpreter_frame.tlbc_index = -1;
+    layout.code.tlbc = -1;
   }
   layout.from_debug_offsets = true;
   return {};

@@ -18,8 +18,11 @@ inline constexpr char kDebugCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'}
 // Reads the cookie and version at `runtime_address`; nullopt when there is no cookie there.
 std::optional<uint32_t> read_debug_offsets_version(const Memory& memory, uint64_t runtime_address);
 
-// Fills `layout` with every offset the debug table carries, overriding what is there.
-// Fails for free-threaded builds and for debug-table layouts newer than 3.14.
+// Whether the table at `runtime_address` says the build is free-threaded (--disable-gil).
+bool debug_offsets_free_threaded(const Memory& memory, uint64_t runtime_address);
+
+// Fills `layout` with every offset the debug table carries, overriding what is there, and
+// layout.free_threaded. Fails for debug-table layouts newer than 3.15.
 Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address, Layout& layout);
 
 }  // namespace pyframes

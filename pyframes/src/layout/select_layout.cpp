@@ -9,21 +9,37 @@
 
 namespace pyframes {
 
-const GeneratedLayout* find_generated_layout(int major, int minor) {
-  for (size_t i = 0; i < kGeneratedLayoutCount; ++i) {
-    if (kGeneratedLayouts[i].major == major && kGeneratedLayouts[i].minor == minor) return &kGeneratedLayouts[i];
+namespace {
+
+struct Tables {
+  const GeneratedLayout* begin;
+  size_t count;
+};
+
+Tables tables_of(bool free_threaded) {
+  return free_threaded ? Tables{kFreeThreadedLayouts, kFreeThreadedLayoutCount}
+                       : Tables{kGeneratedLayouts, kGeneratedLayoutCount};
+}
+
+}  // namespace
+
+const GeneratedLayout* find_generated_layout(int major, int minor, bool free_threaded) {
+  Tables t = tables_of(free_threaded);
+  for (size_t i = 0; i < t.count; ++i) {
+    if (t.begin[i].major == major && t.begin[i].minor == minor) return &t.begin[i];
   }
   return nullptr;
 }
 
 namespace {
 
-const GeneratedLayout& newest_generated_layout() {
-  const GeneratedLayout* newest = &kGeneratedLayouts[0];
-  for (size_t i = 1; i < kGeneratedLayoutCount; ++i) {
-    if (kGeneratedLayouts[i].minor > newest->minor) newest = &kGeneratedLayouts[i];
+const GeneratedLayout* newest_generated_layout(bool free_threaded) {
+  Tables t = tables_of(free_threaded);
+  const GeneratedLayout* newest = nullptr;
+  for (size_t i = 0; i < t.count; ++i) {
+    if (newest == nullptr || t.begin[i].minor > newest->minor) newest = &t.begin[i];
   }
-  return *newest;
+  return newest;
 }
 
 void set_model_flags(Layout& layout) {
@@ -128,21 +144,30 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
   layout.version = version;
   set_model_flags(layout);
 
-  const GeneratedLayout* table = find_generated_layout(version.major, version.minor);
   bool has_debug_offsets = version.at_least(3, 13) && target.runtime_address != 0 &&
                            read_debug_offsets_version(memory, target.runtime_address).has_value();
+  // A free-threaded build's objects have a larger header, so every offset the debug table does
+  // not carry comes from a free-threaded table, never from the default build's.
+  bool free_threaded = has_debug_offsets && debug_offsets_free_threaded(memory, target.runtime_address);
+  const GeneratedLayout* table = find_generated_layout(version.major, version.minor, free_threaded);
+  const GeneratedLayout* newest = newest_generated_layout(free_threaded);
   if (table != nullptr) {
     table->fill(layout);
-  } else if (has_debug_offsets) {
+  } else if (has_debug_offsets && newest != nullptr) {
     // Newer than every table: the debug offsets carry everything the stack walk needs. Facts
     // they do not carry (dict-keys internals, PEP 393 bit positions, type flags) come from the
     // newest table; the object readers validate what they read, so a change there can only
     // cost thread names or locals, never stacks.
-    newest_generated_layout().fill(layout);
+    newest->fill(layout);
     layout.code.firsttraceable = -1;  // not in the debug table, and PyCodeObject changes often
     layout.code.size = -1;
     layout.interpreter_frame.size = -1;
     layout.interpreter_frame.is_entry = -1;
+  } else if (free_threaded) {
+    return make_error(ErrorKind::UnsupportedVersion,
+                      fmt::format("{} in {} ({}) is a free-threaded build older than pyframes knows",
+                                  describe_version(target), memory.describe(), target.python_module),
+                      "pyframes reads free-threaded CPython 3.13 and later");
   } else {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("{} in {} ({}) is newer than pyframes knows and has no _Py_DebugOffsets",

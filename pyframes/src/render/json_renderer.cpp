@@ -86,6 +86,10 @@ void write_process(JsonWriter& json, const Process& process) {
   json.key("pid").value(process.pid);
   if (!process.source.empty()) json.key("source").value(process.source);
   json.key("python").value(process.python_version);
+  if (process.free_threaded) {
+    json.key("free_threaded").value(true);
+    json.key("gil_disabled").value(process.gil_disabled);
+  }
   if (!process.executable.empty()) json.key("executable").value(process.executable);
   if (!process.command_line.empty()) {
     json.key("command_line").begin_array();

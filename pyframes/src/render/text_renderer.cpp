@@ -36,6 +36,9 @@ void render_process_header(std::string& out, const Process& process, const Palet
   out += fmt::format("{}{}{}{}\n", colors.header, title, command.empty() ? "" : ": " + command, colors.reset);
   out += fmt::format("Python {}", process.python_version.empty() ? "(version unknown)" : safe(process.python_version));
   if (!process.executable.empty()) out += fmt::format(" ({})", safe(process.executable));
+  if (process.free_threaded) {
+    out += process.gil_disabled ? ", free-threaded: GIL disabled, no thread holds one" : ", free-threaded, GIL enabled";
+  }
   out += '\n';
   if (!process.fatal_signal.empty()) out += fmt::format("Killed by {}\n", safe(process.fatal_signal));
   for (const std::string& warning : process.warnings) {

@@ -144,6 +144,22 @@ inline ReadStatus first_frame(const Memory& memory, const Layout& layout, uint64
   return memory.read(cframe + static_cast<uint64_t>(layout.cframe.current_frame), frame, 8);
 }
 
+// Free-threaded 3.14+: a thread runs its own copy of a code object's bytecode once it
+// specializes it, so instr_ptr points into entry `copy` of the code's _PyCodeArray
+// {Py_ssize_t size; char *entries[]} (entry 0 is the code object's own co_code_adaptive). An
+// unreadable or out-of-range array leaves `fallback`, and the offset check then calls the
+// instruction unknown rather than misplacing it.
+inline uint64_t thread_bytecode(const Memory& memory, uint64_t copies, int32_t copy, uint64_t fallback) noexcept {
+  if (copy == 0 || copies == 0 || (copies & 7) != 0 || copy < 0) return fallback;
+  int64_t size = 0;
+  uint64_t entry = 0;
+  if (memory.read(copies, &size, 8) != ReadStatus::Ok || copy >= size ||
+      memory.read(copies + 8 + 8 * static_cast<uint64_t>(copy), &entry, 8) != ReadStatus::Ok || entry == 0) {
+    return fallback;
+  }
+  return entry;
+}
+
 // Calls visit(const RawFrame&) -> bool (false = stop) for each Python frame, innermost first.
 template <class Visitor>
 WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate, size_t max_frames,
@@ -158,8 +174,12 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
   const size_t max_steps = max_frames * 2 + 16;
   // 3.11+: a frame's header and its code object's header, one read each per frame.
   const auto& fl = layout.interpreter_frame;
-  FieldBlock header({{fl.owner, 1}, {fl.previous, 8}, {fl.executable, 8}, {fl.instr_ptr, 8}, {fl.is_entry, 1}});
-  FieldBlock code_header({{layout.object.ob_type, 8}, {layout.object.ob_size, 8}, {layout.code.firsttraceable, 4}});
+  FieldBlock header(
+      {{fl.owner, 1}, {fl.previous, 8}, {fl.executable, 8}, {fl.instr_ptr, 8}, {fl.is_entry, 1}, {fl.tlbc_index, 4}});
+  FieldBlock code_header({{layout.object.ob_type, 8},
+                          {layout.object.ob_size, 8},
+                          {layout.code.firsttraceable, 4},
+                          {layout.code.tlbc, 8}});
   while (frame != 0) {
     if ((frame & 7) != 0) return WalkStop::Unreadable;
     if (cycle.seen_again(frame)) return WalkStop::Cycle;
@@ -205,6 +225,13 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
         return WalkStop::NotCode;
       }
       uint64_t bytecode = raw.code + static_cast<uint64_t>(layout.code.code_adaptive);
+      if (fl.tlbc_index >= 0 && layout.code.tlbc >= 0) {
+        int32_t copy = 0;
+        uint64_t copies = 0;
+        header.get(memory, fl.tlbc_index, &copy, 4);
+        code_header.get(memory, layout.code.tlbc, &copies, 8);
+        bytecode = thread_bytecode(memory, copies, copy, bytecode);
+      }
       int64_t code_units = 0;  // PyCodeObject is a PyVarObject: ob_size counts code units
       code_header.get(memory, layout.object.ob_size, &code_units, 8);
       int64_t offset = static_cast<int64_t>(instr - bytecode);

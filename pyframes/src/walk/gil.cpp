@@ -4,8 +4,15 @@ namespace pyframes {
 
 namespace {
 
+bool gil_off(const Memory& memory, const Layout& layout, uint64_t gil) noexcept {
+  if (!layout.free_threaded || layout.gil.enabled < 0 || gil == 0) return false;
+  int32_t enabled = 1;
+  return memory.read(gil + static_cast<uint64_t>(layout.gil.enabled), &enabled, 4) == ReadStatus::Ok && enabled == 0;
+}
+
 uint64_t holder_of(const Memory& memory, const Layout& layout, uint64_t gil) noexcept {
   if (gil == 0 || layout.gil.locked < 0 || layout.gil.last_holder < 0) return 0;
+  if (gil_off(memory, layout, gil)) return 0;  // its locked/last_holder are stale, not a holder
   int32_t locked = 0;
   uint64_t holder = 0;
   if (memory.read(gil + static_cast<uint64_t>(layout.gil.locked), &locked, 4) != ReadStatus::Ok ||
@@ -45,6 +52,10 @@ uint64_t gil_holder(const Memory& memory, const Layout& layout, const PythonTarg
     return current;
   }
   return 0;
+}
+
+bool gil_disabled(const Memory& memory, const Layout& layout, const PythonTarget& target, uint64_t interp) noexcept {
+  return gil_off(memory, layout, gil_state_address(memory, layout, target, interp));
 }
 
 }  // namespace pyframes

@@ -78,6 +78,7 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
                             const ReadOptions& options) {
   Process process;
   process.python_version = target.version.str();
+  process.free_threaded = layout.free_threaded;
   ObjectReader reader(memory, layout);
   CodeCache codes(reader);
   NamespaceReader namespaces(reader);
@@ -116,6 +117,7 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
     }
     std::reverse(tstates.begin(), tstates.end());  // oldest (usually the main thread) first
     uint64_t holder = gil_holder(memory, layout, target, interp);
+    if (interp == interpreters.front()) process.gil_disabled = gil_disabled(memory, layout, target, interp);
     auto names = python_thread_names(reader, interp);
     for (uint64_t tstate : tstates) {
       process.threads.push_back(read_thread(reader, codes, code_check, namespaces, tstate, holder, names, options));

@@ -13,6 +13,7 @@ the interpreter itself never follows the corrupted link.
 import ctypes
 import gc
 import sys
+import sysconfig
 import time
 
 import stackrecord
@@ -20,11 +21,15 @@ import stackrecord
 GARBAGE_ADDRESS = 0xDEADBEEF000  # 14 TiB: far from the heap, libraries and stacks
 
 
+# A free-threaded build's object header is 16 bytes longer (ob_tid, ob_ref_local, ob_ref_shared).
+HEADER_EXTRA = 16 if sysconfig.get_config_var("Py_GIL_DISABLED") else 0
+
+
 def chain_node_and_link(frame):
     """(address of the frame's chain node, address of the node's link to its caller)."""
     if sys.version_info < (3, 11):
         return id(frame), id(frame) + 24  # f_back follows PyObject_VAR_HEAD
-    node = ctypes.c_void_p.from_address(id(frame) + 24).value  # PyFrameObject.f_frame
+    node = ctypes.c_void_p.from_address(id(frame) + 24 + HEADER_EXTRA).value  # PyFrameObject.f_frame
     return node, node + (48 if sys.version_info < (3, 12) else 8)  # _PyInterpreterFrame.previous
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import sys
+import sysconfig
 import threading
 import time
 
@@ -96,6 +97,10 @@ def _write():
         "executable": sys.executable,
         "threads": _records,
         "thread_ids": [t.ident for t in threading.enumerate()],
+        # A free-threaded build, and whether its GIL is on (the interpreter's own word; default
+        # builds always have one).
+        "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "gil_enabled": getattr(sys, "_is_gil_enabled", lambda: True)(),
     }
     document.update(_extra)
     with open(out + ".tmp", "w", encoding="utf-8") as f:
