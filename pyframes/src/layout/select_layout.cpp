@@ -165,7 +165,7 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     layout.interpreter_frame.is_entry = -1;
   } else if (free_threaded) {
     return make_error(ErrorKind::UnsupportedVersion,
-                      fmt::format("{} in {} ({}) is a free-threaded build older than pyframes knows",
+                      fmt::format("{} in {} ({}) is a free-threaded build pyframes has no table for",
                                   describe_version(target), memory.describe(), target.python_module),
                       "pyframes reads free-threaded CPython 3.13 and later");
   } else {
