@@ -48,13 +48,18 @@ def version_of(python):
     return tuple(int(p) for p in out.split("."))
 
 
-def has_symbols(python):
-    """True when gdb can stop at builtin_id: the executable or its libpython has a symbol table."""
+def interpreter_files(python):
+    """The executable and the libpython beside it (lib/libpython3*.so.*), where there is one."""
     candidates = [os.path.realpath(python)]
     lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(python))), "lib")
     if os.path.isdir(lib):
         candidates += [os.path.join(lib, n) for n in os.listdir(lib) if n.startswith("libpython3") and ".so." in n]
-    for path in candidates:
+    return candidates
+
+
+def has_symbols(python):
+    """True when gdb can stop at builtin_id: the executable or its libpython has a symbol table."""
+    for path in interpreter_files(python):
         done = subprocess.run(["nm", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if re.search(rb" t builtin_id$", done.stdout, re.MULTILINE):
             return True
@@ -65,11 +70,7 @@ def has_debug_info(python):
     """True when the executable or its libpython carries DWARF (.debug_info): what libpython.py,
     and the extension's description of C-call frames, read types from. The builds
     scripts/build-pythons.sh makes have symbols but no debug information."""
-    candidates = [os.path.realpath(python)]
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(python))), "lib")
-    if os.path.isdir(lib):
-        candidates += [os.path.join(lib, n) for n in os.listdir(lib) if n.startswith("libpython3") and ".so." in n]
-    for path in candidates:
+    for path in interpreter_files(python):
         done = subprocess.run(["readelf", "-S", "-W", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if b" .debug_info " in done.stdout:
             return True
