@@ -129,8 +129,9 @@ std::optional<uint32_t> read_debug_offsets_version(const Memory& memory, uint64_
 
 bool debug_offsets_free_threaded(const Memory& memory, uint64_t runtime_address) {
   uint64_t free_threaded = 0;
+  constexpr uint64_t kFreeThreadedWord = 2 * sizeof(uint64_t);  // after cookie and version (kHeaderWords)
   return read_debug_offsets_version(memory, runtime_address).has_value() &&
-         memory.read(runtime_address + 16, &free_threaded, 8) == ReadStatus::Ok && free_threaded != 0;
+         memory.read(runtime_address + kFreeThreadedWord, &free_threaded, 8) == ReadStatus::Ok && free_threaded != 0;
 }
 
 Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address, Layout& layout) {
