@@ -123,16 +123,59 @@ def check_exit_mid_read(report, args, targets):
                       outcomes[0], outcomes[1], gone))
 
 
+def newest_known_minor(pyframes):
+    """The newest CPython 3.x that `pyframes --version` says it reads ("reads CPython 3.6-3.15")."""
+    run = run_pyframes(pyframes, ["--version"])
+    match = re.search(r"CPython 3\.\d+-3\.(\d+)", run.stdout)
+    if run.returncode != 0 or not match:
+        raise AssertionError("pyframes --version names no range of versions: %s" % run.describe())
+    return int(match.group(1))
+
+
+def check_future_read(report, args, target, name, newest):
+    """A newer CPython whose _Py_DebugOffsets still read as the newest known layout: the stacks
+    are those the process recorded, the version the one it claims, with one warning saying how
+    it was read; the text output carries the same warning."""
+    future = target.truth["future_version"]
+    problems, wanted = [], []
+    run = run_pyframes(args.pyframes, ["--json", target.pid])
+    if run.returncode != 0:
+        problems.append(run.describe())
+    else:
+        process = parse_document(run)[0][target.pid]
+        problems += compare_process(process, dict(target.truth, python=future))
+        warnings = process.get("warnings", [])
+        wanted = [w for w in warnings if "newer than pyframes knows" in w and "3.%d's" % newest in w]
+        if len(wanted) != 1 or future not in wanted[0]:
+            problems.append("warnings %r: expected one naming %s and the layout of 3.%d" % (warnings, future, newest))
+    text = run_pyframes(args.pyframes, [target.pid])
+    if text.returncode != 0 or "warning: CPython %s is newer than pyframes knows" % future not in text.stdout:
+        problems.append("text output without the warning: %s" % text.describe())
+    report.result(name, problems, wanted[0] if len(wanted) == 1 else "")
+
+
 def check_future_version(report, args, targets):
+    """Py_Version and the _Py_DebugOffsets version rewritten to 3.99. Only the newest version
+    pyframes knows has the debug-offsets layout a 3.99 is read with: it is read, with a warning.
+    Older ones must be refused, since their tables do not read as the newest layout (the check
+    against the target says why), and so must a version with no debug offsets at all."""
     target = targets.start("case_future_version.py")
     target.wait_ready()
     if not target.truth["patched"]:
         print("skip future version: CPython %s keeps no version number a process can rewrite for outside tools"
               % target.truth["python"])
         return
-    check_bad_target(report, args, "CPython from the future (%s rewritten to %s)" % (
-        " and ".join(target.truth["patched"]), target.truth["future_version"]), target.pid,
-        ("unsupported_version",), [target.truth["future_version"].rsplit(".", 1)[0]])
+    newest = newest_known_minor(args.pyframes)
+    version = tuple(int(x) for x in target.truth["python"].split(".")[:2])
+    future = target.truth["future_version"]
+    name = "CPython from the future (%s rewritten to %s)" % (" and ".join(target.truth["patched"]), future)
+    if "_Py_DebugOffsets.version" in target.truth["patched"] and version == (3, newest):
+        check_future_read(report, args, target, name + ", read as 3.%d" % newest, newest)
+    else:
+        mention = [future.rsplit(".", 1)[0]]
+        if "_Py_DebugOffsets.version" in target.truth["patched"]:
+            mention.append("do not read as 3.%d's" % newest)
+        check_bad_target(report, args, name, target.pid, ("unsupported_version",), mention)
     report.result("future-version target untouched", untouched_problems(target.pid))
 
 

@@ -105,6 +105,7 @@ bool CallsiteCapture::setup_locked() {
     ready_.store(2, std::memory_order_release);
     return false;
   }
+  if (!layout->newer_version_note.empty()) warn_once(fmt::format("Python call-sites: {}", layout->newer_version_note));
   target_ = std::move(target.value());
   layout_ = std::move(layout.value());
   writer_.set_text(writer_.header().python_version, sizeof(writer_.header().python_version), target_.version.str());

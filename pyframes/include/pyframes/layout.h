@@ -29,6 +29,9 @@ struct Layout {
   FrameModel frame_model = FrameModel::FrameObject;
   LineTableFormat line_table = LineTableFormat::Lnotab;
   bool from_debug_offsets = false;  // offsets came (partly) from the target's _Py_DebugOffsets
+  // Set when the target is newer than every layout pyframes knows and was read with the newest
+  // one after checking it against the target (select_layout.cpp): the note shown with the stacks.
+  std::string newer_version_note;
   // The f_lasti of <= 3.10 frames counts code units (2 bytes) from 3.10 on, bytes before.
   bool lasti_in_code_units = false;
   // 3.14 tags the low bits of _PyStackRef fields (f_executable, localsplus): mask them off.

@@ -149,12 +149,16 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
   } else if (major == 3 && minor == 14) {
     ids = k314;
     count = std::size(k314);
-  } else if (major == 3 && minor == 15) {
+  } else if (major == 3 && minor >= kNewestDebugOffsetsMinor) {
+    // 3.15, and newer versions read as 3.15: a later CPython keeps the sections it has and adds
+    // fields at their ends or new sections after them, so this reads the prefix it knows;
+    // select_layout then checks the result against the target (check_newer_layout) and refuses
+    // it when a section moved.
     ids = k315;
     count = std::size(k315);
   } else {
     return make_error(ErrorKind::UnsupportedVersion,
-                      fmt::format("CPython {}.{} in {}: its _Py_DebugOffsets layout is newer than pyframes knows",
+                      fmt::format("CPython {}.{} in {}: its _Py_DebugOffsets layout is not one pyframes knows",
                                   major, minor, memory.describe()),
                       "pyframes reads CPython 3.6 to 3.15; a newer pyframes may support this version");
   }

@@ -4,6 +4,7 @@
 
 #include "layout/debug_offsets.h"
 #include "layout/layout_tables.h"
+#include "layout/newer_layout_check.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
 
@@ -79,6 +80,26 @@ void set_namespace_offsets(Layout& layout) {
 
 std::string describe_version(const PythonTarget& target) {
   return target.version.major == 0 ? std::string("an unknown CPython version") : "CPython " + target.version.str();
+}
+
+// A version newer than every known one was read with the newest debug-offsets layout: keep it
+// only when the target confirms it, and say so beside the stacks.
+Result<void> confirm_newer_layout(const Memory& memory, const PythonTarget& target, Layout& layout) {
+  auto evidence = check_newer_layout(memory, target, layout);
+  if (!evidence) {
+    return make_error(ErrorKind::UnsupportedVersion,
+                      fmt::format("{} in {} ({}) is newer than pyframes knows, and its _Py_DebugOffsets do not read "
+                                  "as 3.{}'s: {}",
+                                  describe_version(target), memory.describe(), target.python_module,
+                                  kNewestDebugOffsetsMinor, evidence.error().message),
+                      fmt::format("pyframes reads CPython 3.6 to 3.{}; a newer pyframes may know this version",
+                                  kNewestDebugOffsetsMinor));
+  }
+  layout.newer_version_note = fmt::format(
+      "{} is newer than pyframes knows: read with 3.{}'s _Py_DebugOffsets layout, which the target confirmed "
+      "({} thread states, {} code objects checked)",
+      describe_version(target), kNewestDebugOffsetsMinor, evidence->threads, evidence->code_objects);
+  return {};
 }
 
 }  // namespace
@@ -179,6 +200,9 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     PYFRAMES_CHECK(apply_debug_offsets(memory, target.runtime_address, layout));
     layout.unicode.compact_size = layout.unicode.ascii_size + compact_extra;
     layout.version = version;
+    if (version.major == 3 && version.minor > kNewestDebugOffsetsMinor) {
+      PYFRAMES_CHECK(confirm_newer_layout(memory, target, layout));
+    }
   }
   std::string missing = missing_layout_fields(layout);
   if (!missing.empty()) {

@@ -79,6 +79,7 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
   Process process;
   process.python_version = target.version.str();
   process.free_threaded = layout.free_threaded;
+  if (!layout.newer_version_note.empty()) process.warnings.push_back(layout.newer_version_note);
   ObjectReader reader(memory, layout);
   CodeCache codes(reader);
   NamespaceReader namespaces(reader);
