@@ -6,6 +6,7 @@ driver on a timeout; Targets kills whatever it started when the with-block ends.
 """
 import glob
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -95,6 +96,46 @@ class _Plain(object):
 
 def gcore(pid, prefix):
     """Dumps a running process with gdb's gcore; returns the core's path."""
+    return gcore_with_output(pid, prefix)[0]
+
+
+# gdb copies a mapping into the core 1 MiB at a time; when a read fails it says so and writes
+# the rest of that mapping as zeros (seen with gdb 13 on thread stacks whose guard pages lie
+# inside the mapping, as glibc 2.43 places them).
+GCORE_READ_FAILED = re.compile(r"Memory read failed for corefile section, \d+ bytes at (0x[0-9a-f]+)")
+
+
+def zeroed_ranges(pid, gcore_output):
+    """The (start, end) ranges gcore wrote as zeros: from each failed read to its mapping's end."""
+    failed = [int(a, 16) for a in GCORE_READ_FAILED.findall(gcore_output)]
+    ranges = []
+    with open("/proc/%d/maps" % pid) as maps:
+        for line in maps:
+            start, end = (int(x, 16) for x in line.split()[0].split("-"))
+            ranges += [(address, end) for address in failed if start <= address < end]
+    return ranges
+
+
+def stack_pointer(pid, tid):
+    """A thread's stack pointer while it sleeps in a system call (/proc/PID/task/TID/syscall:
+    number, six arguments, sp, pc), None when it is not in one."""
+    with open("/proc/%d/task/%d/syscall" % (pid, tid)) as f:
+        fields = f.read().split()
+    return int(fields[-2], 16) if len(fields) == 9 else None
+
+
+def threads_in_ranges(pid, tids, ranges):
+    """The threads among `tids` whose stack pointer lies in one of `ranges`."""
+    inside = []
+    for tid in tids:
+        sp = stack_pointer(pid, tid)
+        if sp is not None and any(start <= sp < end for start, end in ranges):
+            inside.append(tid)
+    return inside
+
+
+def gcore_with_output(pid, prefix):
+    """gcore's core path and what gdb printed while writing it."""
     tool = shutil.which("gcore")
     if tool is None:
         raise Skip("gcore (from gdb) is not installed: apt-get install -y gdb")
@@ -106,7 +147,7 @@ def gcore(pid, prefix):
         if "ptrace" in output.lower():
             raise Skip("gcore may not attach here (ptrace refused): %s" % output.strip().splitlines()[-1:])
         raise TargetError("gcore %d failed (status %d): %s" % (pid, run.returncode, output.strip()))
-    return path
+    return path, run.stdout.decode("utf-8", "replace")
 
 
 def kernel_core_pattern():

@@ -5,6 +5,8 @@
 
 Modes (one ctest each):
   gcore   dump the blocked PROGRAM with gcore; the core's stacks must equal the ground truth
+          (threads whose stacks gcore says it could not read, and wrote as zeros, must be cut
+          with that reason and named in a warning; then a kernel core must hold them whole)
   gzip    the same core gzip-compressed
   abort   the kernel's core of a program that calls os.abort() (RLIMIT_CORE raised for it;
           skipped with a message when core_pattern pipes cores to a handler)
@@ -33,9 +35,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from core_checks import compare_process, one_line_error, run_probe  # noqa: E402
-from core_targets import (Skip, TargetError, Targets, find_kernel_core, gcore,  # noqa: E402
-                          kernel_core_pattern)
+from core_checks import compare_frames, compare_process, one_line_error, run_probe  # noqa: E402
+from core_targets import (Skip, TargetError, Targets, find_kernel_core, gcore, gcore_with_output,  # noqa: E402
+                          kernel_core_pattern, threads_in_ranges, zeroed_ranges)
 from exec_wait import wait_exec_asleep  # noqa: E402  (tests/common: on the path since core_targets)
 
 PROGRAMS = os.path.join(HERE, "programs")
@@ -55,11 +57,68 @@ def check_stacks(run, target, fatal_prefix=None, argv=None):
     return compare_process(run.document(), target.truth, argv or target.argv, fatal_prefix)
 
 
+ZEROED_REASON = "a frame's memory is all zeros"
+
+
+def check_zeroed_threads(run, target, cut):
+    """A gcore that wrote some threads' stacks as zeros (`cut`: their native ids): every other
+    thread as recorded; each cut one truncated with the zeros reason after a prefix of its
+    recorded frames, one warning naming exactly those threads, and (the output being
+    incomplete) exit status 1 with one line saying how to get a whole core."""
+    if run.returncode != 1 or not run.stdout:
+        return ["expected exit 1 with the stacks read: %s" % run.describe()]
+    problems = []
+    lines = run.stderr.strip().splitlines()
+    if len(lines) != 1 or ZEROED_REASON not in lines[0] or "let the kernel write the core" not in lines[0]:
+        problems.append("stderr %r: expected one line with the zeros reason and the fix" % run.stderr)
+    truth = dict(target.truth, threads=[t for t in target.truth["threads"] if t["native_id"] not in cut])
+    document = run.document()
+    whole = dict(document["process"], threads=[t for t in document["process"]["threads"] if t["native_id"] not in cut])
+    problems += compare_process({"process": whole}, truth, target.argv, None)
+    threads = {t["native_id"]: t for t in document["process"]["threads"]}
+    for record in target.truth["threads"]:
+        if record["native_id"] not in cut:
+            continue
+        label = "thread %s (stack written as zeros)" % record["label"]
+        thread = threads.get(record["native_id"])
+        if thread is None:
+            problems.append("%s missing" % label)
+            continue
+        if not thread.get("truncated") or thread.get("truncation_reason") != ZEROED_REASON:
+            problems.append("%s: truncated %s, reason %r, expected %r" % (
+                label, thread.get("truncated"), thread.get("truncation_reason"), ZEROED_REASON))
+        read = [f for f in thread["frames"] if f.get("kind", "python") == "python"]
+        problems += compare_frames(label, read, record["frames"][:len(read)])
+    zeroed = [w for w in document["process"]["warnings"] if "zeros in this core" in w]
+    named = set(int(n) for n in re.findall(r"\d+", zeroed[0].split(" end in ")[0])) if len(zeroed) == 1 else set()
+    if named != set(cut):
+        problems.append("warnings %r: expected one naming threads %s" % (document["process"]["warnings"], sorted(cut)))
+    return problems
+
+
+def kernel_core_of(target, workdir, fatal_prefix="SIGABRT"):
+    """Kills the (RLIMIT_CORE-raised) target with SIGABRT and returns the kernel's core."""
+    pattern = kernel_core_pattern()
+    started = time.time()
+    target.process.send_signal(signal.SIGABRT)
+    target.process.wait(timeout=120)
+    core = find_kernel_core(pattern, workdir, target.pid, started)
+    if core is None:
+        raise Skip("the kernel wrote no core for pid %d (core_pattern %r, RLIMIT_CORE raised)" % (target.pid, pattern))
+    return core
+
+
 def mode_gcore(args, targets, workdir, compress=False):
     # A launcher's RANK/LOCAL_RANK: read back from the environment block in the core's stack.
-    target = targets.start(program_argv(args.python, args.program), workdir, env={"RANK": "3", "LOCAL_RANK": "1"})
+    target = targets.start(program_argv(args.python, args.program), workdir, env={"RANK": "3", "LOCAL_RANK": "1"},
+                           dump_on_crash=True)
     target.wait_asleep()
-    core = gcore(target.pid, os.path.join(workdir, "core"))
+    core, output = gcore_with_output(target.pid, os.path.join(workdir, "core"))
+    # What gdb could not read it wrote as zeros (its own warnings say where): threads whose
+    # stacks are there must be cut with that reason, and a kernel core must hold them whole.
+    cut = threads_in_ranges(target.pid, [t["native_id"] for t in target.truth["threads"]],
+                            zeroed_ranges(target.pid, output))
+    kernel = kernel_core_of(target, workdir) if cut else None
     target.kill()
     if compress:
         with open(core, "rb") as raw, gzip.open(core + ".gz", "wb", compresslevel=1) as packed:
@@ -67,15 +126,22 @@ def mode_gcore(args, targets, workdir, compress=False):
         os.unlink(core)
         core += ".gz"
     run = read_core(args, core)
-    problems = check_stacks(run, target)
+    problems = check_zeroed_threads(run, target, cut) if cut else check_stacks(run, target)
     if not problems and (run.document()["process"]["rank"], run.document()["process"]["local_rank"]) != ("3", "1"):
         problems.append("RANK/LOCAL_RANK read as %r/%r, the program had 3/1" % (
             run.document()["process"]["rank"], run.document()["process"]["local_rank"]))
     if not problems and compress and not read_core(args, core, stacks=False).document()["gzip"]:
         problems.append("the core was not read as gzip")
     frames = sum(len(t["frames"]) for t in target.truth["threads"])
-    return problems, "%d threads, %d frames, core %d KiB, read in %.0f ms" % (
+    detail = "%d threads, %d frames, core %d KiB, read in %.0f ms" % (
         len(target.truth["threads"]), frames, os.path.getsize(core) >> 10, run.seconds * 1000)
+    if kernel:
+        problems += check_stacks(read_core(args, kernel), target, fatal_prefix="SIGABRT")
+        detail += "; gcore wrote the stacks of threads %s as zeros (its warnings), the kernel's core holds them" % (
+            ", ".join(map(str, cut)))
+        if not kernel.startswith(workdir):
+            os.unlink(kernel)
+    return problems, detail
 
 
 def mode_abort(args, targets, workdir):

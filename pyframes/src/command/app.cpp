@@ -10,6 +10,7 @@
 #include "pyframes/rank_workers.h"
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
+#include "walk/frame_chain.h"
 
 namespace pyframes::cli {
 
@@ -36,7 +37,15 @@ void report_truncation(const Process& process, const Target& target, Output& out
                                 first.frames.size(),
                                 first.truncation_reason.empty() ? "frame chain cut" : first.truncation_reason);
   if (cut.size() > 1) why += fmt::format("; {} more threads truncated", cut.size() - 1);
-  output.err += format_error_line(kProgram, target.name(), make_error(ErrorKind::Corrupt, why)) + "\n";
+  // A core does not change while it is read: its chain is cut where its writer left it.
+  std::string hint;
+  if (target.is_core()) {
+    hint = first.truncation_reason == to_string(WalkStop::Zeroed)
+               ? "the program that wrote the core could not read that stack; let the kernel write the core "
+                 "(ulimit -c unlimited, then kill -ABRT the process)"
+               : "the core was written while the thread changed its frames, or its memory is damaged";
+  }
+  output.err += format_error_line(kProgram, target.name(), make_error(ErrorKind::Corrupt, why, hint)) + "\n";
 }
 
 bool has_truncation(const Process& process) {

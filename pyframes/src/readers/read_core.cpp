@@ -8,6 +8,7 @@
 #include "pyframes/core.h"
 #include "pyframes/layout.h"
 #include "pyframes/thread_activity.h"
+#include "walk/frame_chain.h"
 
 namespace pyframes {
 
@@ -44,6 +45,26 @@ void match_native_ids(Process& process, const std::vector<CoreThread>& threads) 
       }
     }
   }
+}
+
+// Threads whose frame chain runs into zeros (WalkStop::Zeroed): the core holds zeros where
+// their stacks were. gdb 13's gcore writes a whole mapping as zeros when part of it cannot be
+// read, and newer C libraries (glibc 2.43 here) put a thread stack's guard pages inside the
+// stack's mapping, which ptrace cannot read; the kernel's own core writer skips just those pages.
+std::optional<std::string> zeroed_stacks_warning(const Process& process) {
+  std::string ids;
+  const std::string zeroed = to_string(WalkStop::Zeroed);
+  for (const auto& thread : process.threads) {
+    if (thread.truncated && thread.truncation_reason == zeroed) {
+      ids += fmt::format("{}{}", ids.empty() ? "" : ", ", thread.native_id != 0 ? thread.native_id : thread.thread_id);
+    }
+  }
+  if (ids.empty()) return std::nullopt;
+  return fmt::format(
+      "the stacks of threads {} end in memory that is zeros in this core: the program that wrote it could not "
+      "read it (gdb's gcore cannot read a thread stack with guard pages inside its mapping, as newer C libraries "
+      "place them); a core the kernel writes holds it (ulimit -c unlimited, then kill -ABRT the process)",
+      ids);
 }
 
 // A read that failed in a truncated core most likely hit the missing part: say so first.
@@ -124,6 +145,7 @@ Result<Process> read_core(const std::string& path, const CoreOptions& options) {
   }
   std::vector<std::string> warnings = core->warnings();
   warnings.insert(warnings.end(), process.warnings.begin(), process.warnings.end());
+  if (auto zeroed = zeroed_stacks_warning(process)) warnings.push_back(*zeroed);
   process.warnings = std::move(warnings);
   return std::move(process);
 }

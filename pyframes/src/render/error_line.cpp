@@ -34,7 +34,7 @@ std::string default_hint(ErrorKind kind) {
              "CAP_SYS_PTRACE";
     case ErrorKind::NotFound: return "check the PID with ps, or the path";
     case ErrorKind::ProcessGone: return "check that it is still running";
-    case ErrorKind::NotPython: return "point pyframes at a CPython 3.6-3.14 process";
+    case ErrorKind::NotPython: return "point pyframes at a CPython 3.6-3.15 process";
     case ErrorKind::UnsupportedVersion: return "pyframes reads CPython 3.6 to 3.15; a newer pyframes may know this version";
     case ErrorKind::BadAddress:
     case ErrorKind::Corrupt: return "the target changed while being read: run again, or use --lock for a consistent snapshot";

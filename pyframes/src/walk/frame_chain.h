@@ -37,6 +37,7 @@ enum class WalkStop : uint8_t {
   Cycle,       // the chain loops
   Unreadable,  // a frame or its fields could not be read
   NotCode,     // a frame's code pointer is not a code object
+  Zeroed,      // a frame's header is all zeros: in a core, memory its writer could not read
   Stopped,     // the visitor asked to stop
 };
 
@@ -217,6 +218,9 @@ WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate
       if (!header.get(memory, f.executable, &executable, 8) || !header.get(memory, f.instr_ptr, &instr, 8)) {
         return WalkStop::Unreadable;
       }
+      // No frame has a null executable (3.14's entry frames hold None), so a header of zeros
+      // is memory that was never this frame: in a core, a stack its writer wrote as zeros.
+      if (executable == 0 && instr == 0 && next == 0) return WalkStop::Zeroed;
       raw.code = executable & ~layout.stackref_tag_mask;
       uint64_t code_type = 0;
       if (raw.code == 0 || (raw.code & 7) != 0 || !code_header.load(memory, raw.code) ||

@@ -9,6 +9,7 @@ const char* to_string(WalkStop stop) {
     case WalkStop::Cycle: return "the frame chain loops";
     case WalkStop::Unreadable: return "a frame could not be read";
     case WalkStop::NotCode: return "a frame's code object is not a code object";
+    case WalkStop::Zeroed: return "a frame's memory is all zeros";
     case WalkStop::Stopped: return "stopped";
   }
   return "unknown";
