@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/file_output.h"
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
 #include "report/inputs/export_format.h"
@@ -35,35 +36,6 @@ constexpr const char* kUsage =
     "\n"
     "Exit status: 0 written (unusable ledgers are listed inside and on stderr); 1 FILE could not be\n"
     "written; 2 usage.\n";
-
-// Writes `text` to `path` through a temporary file in the same directory and a rename, so a
-// reader never sees half an export.
-bool write_file(const std::string& path, const std::string& text) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    fmt::print(stderr, "hangshim: cannot create {}: {} (pick a writable directory with -o)\n", tmp, std::strerror(errno));
-    return false;
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      fmt::print(stderr, "hangshim: cannot write {}: {}\n", tmp, std::strerror(errno));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "hangshim: cannot write {}: {}\n", path, std::strerror(errno));
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -106,7 +78,7 @@ int cmd_export(std::span<char*> args) {
     std::fflush(stdout);
     return 0;
   }
-  if (!write_file(output, out.json)) return 1;
+  if (!write_file_atomically(output, out.json, "-o")) return 1;
   fmt::print(stderr, "hangshim: exported {} ledger(s) and {} live stack(s) from {} to {}\n", out.ledgers, out.stacks,
              options.here, output);
   return 0;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/file_output.h"
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
 #include "report/inputs/shim_processes.h"
@@ -17,7 +18,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: hangshim report [PATH ...] [--job KEY] [--pid PID] [--json] [--rank LIST] [--comm NAME]\n"
     "                       [--library PATTERN] [--no-stacks] [--heartbeat-timeout S] [--history N]\n"
-    "                       [--exit-status]\n"
+    "                       [--exit-status] [--html FILE]\n"
     "\n"
     "Reads the ledgers of every rank and says which rank stopped, on which line, in which\n"
     "iteration, and why. The first line is the verdict; detail follows.\n"
@@ -36,6 +37,9 @@ constexpr const char* kUsage =
     "  --pid PID              the job of this process on this host: a rank, its launcher (torchrun), or\n"
     "                         the `hangshim run` that started it (repeatable)\n"
     "  --json                 the diagnosis as JSON\n"
+    "  --html FILE            also write the report as one self-contained page: the verdict, a timeline\n"
+    "                         of each communicator's newest collectives rank by rank, the merged stack\n"
+    "                         tree with each frame's variables, every rank's detail (opens offline)\n"
     "  --rank LIST            detail for these ranks only, e.g. 0-3,7 (the verdict is the whole job's)\n"
     "  --comm NAME            detail for this communicator only: a name (world, world/split1) or a key prefix\n"
     "  --library PATTERN      treat files whose path contains PATTERN as library code (repeatable;\n"
@@ -46,8 +50,8 @@ constexpr const char* kUsage =
     "                         call-site (default 16)\n"
     "  --exit-status          exit 3 when a problem is found (default: 0 whenever a report is printed)\n"
     "\n"
-    "Exit status: 0 report printed; 1 nothing could be read; 2 usage; 3 (--exit-status) a problem\n"
-    "was found.\n";
+    "Exit status: 0 report printed; 1 nothing could be read, or the --html FILE could not be written;\n"
+    "2 usage; 3 (--exit-status) a problem was found.\n";
 
 int usage_error(const std::string& message) {
   fmt::print(stderr, "hangshim: {} (see hangshim report --help)\n", message);
@@ -60,6 +64,7 @@ int cmd_report(std::span<char*> args) {
   ReportSettings settings;
   bool json = false;
   bool exit_status = false;
+  std::string html_path;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     auto next = [&]() -> const char* { return i + 1 < args.size() ? args[++i] : nullptr; };
@@ -68,6 +73,12 @@ int cmd_report(std::span<char*> args) {
       return 0;
     } else if (arg == "--json") {
       json = true;
+    } else if (arg == "--html") {
+      const char* v = next();
+      if (v == nullptr || *v == '\0') return usage_error("--html needs a file to write, such as hang.html");
+      html_path = v;
+      settings.diagnose.timelines = true;
+      settings.locals = true;
     } else if (arg == "--no-stacks") {
       settings.stacks = false;
     } else if (arg == "--exit-status") {
@@ -145,6 +156,7 @@ int cmd_report(std::span<char*> args) {
     if (json) fmt::print("{}", report::render_report_json(d));
     return 1;
   }
+  if (!html_path.empty() && !write_file_atomically(html_path, report::render_report_html(d), "--html")) return 1;
   fmt::print("{}", json ? report::render_report_json(d) : report::render_report_text(d, {}));
   std::fflush(stdout);
   return exit_status && d.problem ? 3 : 0;

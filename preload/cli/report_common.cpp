@@ -66,7 +66,7 @@ report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* kee
   inputs.now_ns = load.now_ns;
   for (const auto& path : ledger_paths(settings)) report::load_path(path, inputs, load);
   report::settle_inputs(inputs, settings.job, load.here);
-  if (settings.stacks) report::attach_live_stacks(inputs);
+  if (settings.stacks) report::attach_live_stacks(inputs, settings.locals);
   report::DiagnoseOptions options = settings.diagnose;
   options.patterns = load.patterns;
   report::Diagnosis d = report::diagnose(inputs, options);

@@ -25,6 +25,7 @@ struct ReportSettings {
   std::vector<std::string> paths;        // empty: the default directory
   std::vector<std::string> libraries;    // --library patterns, added to HANGSHIM_LIBRARY_PATHS'
   bool stacks = true;                    // read live stacks of the ranks running here
+  bool locals = false;                   // ... with each frame's variables (--html shows them)
   size_t history = 16;                   // newest calls kept per ledger (see ViewOptions)
   report::DiagnoseOptions diagnose;
   report::JobSelection job;              // --job / --pid: which job of the ledgers read

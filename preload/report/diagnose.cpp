@@ -11,6 +11,7 @@
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/analysis/stack_groups.h"
+#include "report/analysis/timelines.h"
 #include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
@@ -167,6 +168,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     }
   }
   group_stacks(inputs, rank_keep, d);
+  if (options.timelines) d.timelines = build_timelines(a, d.comms);
   d.hints = hints_for(d);
   return d;
 }

@@ -17,6 +17,7 @@ writes):
 """
 
 import argparse
+import html
 import json
 import os
 import re
@@ -204,6 +205,12 @@ def check_saved(job, out, truth):
     with open(os.path.join(out, "report.txt")) as f:
         first = f.readline()
     expect(first.startswith("HANG:"), "report.txt does not start with the verdict: %s" % first)
+    # The page holds the same verdict (tests/report/run_html_case.py checks it in a browser).
+    with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    verdict = re.search(r'<div id="verdict"[^>]*>(.*?)</div>', page, re.S)
+    expect(verdict is not None and html.unescape(verdict.group(1)) == first.strip(),
+           "report.html's verdict is %r, report.txt's %r" % (verdict and verdict.group(1), first.strip()))
 
 
 def main():

@@ -18,6 +18,7 @@ struct DiagnoseOptions {
   LibraryPatterns patterns = LibraryPatterns::from_env(nullptr);
   std::vector<int> only_ranks;        // --rank: show these ranks only (empty: all)
   std::vector<std::string> only_comms;  // --comm: names or key prefixes (empty: all)
+  bool timelines = false;             // build Diagnosis::timelines (the HTML report draws them)
 };
 
 // "Your line" of a call, as interned ids (cheap to compare across ranks), with the chain of

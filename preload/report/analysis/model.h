@@ -180,6 +180,34 @@ struct Straggler {
   size_t samples = 0;            // samples taken outside NCCL
 };
 
+// A communicator's newest collectives, rank by rank (timelines.cpp): what the HTML report draws.
+struct TimelineMark {
+  enum class State : uint8_t {
+    Completed,
+    Pending,    // issued, not completed: where the rank stopped
+    Failed,     // returned an error
+    Issued,     // issued (its counters say so) but no longer among the calls its ledger keeps
+    Missing,    // not issued, though another member issued it
+  };
+  State state = State::Missing;
+  std::string op;        // empty for Issued / Missing
+  uint64_t count = 0;
+  std::string dtype;
+  bool differs = false;  // its op, count or dtype is not what most members issued at this number
+};
+
+// Members whose marks read the same share a row: 8192 ranks make a few rows.
+struct TimelineRow {
+  std::vector<int> ranks;
+  std::vector<TimelineMark> marks;  // one per collective number, first_seq..last_seq
+};
+
+struct Timeline {
+  int comm = -1;  // index into Diagnosis::comms
+  uint64_t first_seq = 0, last_seq = 0;  // the collective numbers shown (0, 0: none issued)
+  std::vector<TimelineRow> rows;
+};
+
 // Ranks with the same live main-thread stack.
 struct StackGroup {
   std::vector<int> ranks;
@@ -195,6 +223,7 @@ struct Diagnosis {
   std::vector<RankSituation> situations;    // one per rank, by rank (all: the verdict reads them)
   std::vector<RankGroup> groups;            // shown situations merged
   std::vector<StackGroup> stack_groups;
+  std::vector<Timeline> timelines;          // shown communicators' newest collectives, rank by rank
   std::vector<Straggler> stragglers;        // slow ranks, found whether or not anything hangs
   // A running job caught while its ranks arrive at a collective: every rank alive, every pending
   // call younger than its limit (as the shim's watchdog judges it, overdue_calls.h). The finding

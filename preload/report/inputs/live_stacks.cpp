@@ -8,14 +8,15 @@
 
 namespace hangshim::report {
 
-std::vector<pyframes::Result<pyframes::Process>> read_live_stacks(const std::vector<int64_t>& pids) {
+std::vector<pyframes::Result<pyframes::Process>> read_live_stacks(const std::vector<int64_t>& pids, bool locals) {
   pyframes::ReadOptions options;
   options.max_frames = 256;  // enough to find the user's line; a runaway recursion is cut
+  options.locals = locals;
   return pyframes::read_processes(pids, options, &pyframes::read_live_process,
                                        pyframes::default_parallelism());
 }
 
-void attach_live_stacks(Inputs& inputs) {
+void attach_live_stacks(Inputs& inputs, bool locals) {
   std::vector<int64_t> pids;
   std::vector<size_t> which;
   for (size_t i = 0; i < inputs.ranks.size(); ++i) {
@@ -26,7 +27,7 @@ void attach_live_stacks(Inputs& inputs) {
     }
   }
   if (pids.empty()) return;
-  auto results = read_live_stacks(pids);
+  auto results = read_live_stacks(pids, locals);
   for (size_t k = 0; k < results.size(); ++k) {
     RankView& v = inputs.ranks[which[k]];
     if (results[k]) {

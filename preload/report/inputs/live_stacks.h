@@ -10,10 +10,10 @@
 
 namespace hangshim::report {
 
-// One result per pid, in order.
-std::vector<pyframes::Result<pyframes::Process>> read_live_stacks(const std::vector<int64_t>& pids);
+// One result per pid, in order; with `locals`, each frame's variables too (the HTML report's).
+std::vector<pyframes::Result<pyframes::Process>> read_live_stacks(const std::vector<int64_t>& pids, bool locals = false);
 
 // Reads the stacks of every rank judged Alive here that has none yet (from an export).
-void attach_live_stacks(Inputs& inputs);
+void attach_live_stacks(Inputs& inputs, bool locals = false);
 
 }  // namespace hangshim::report
