@@ -5,12 +5,14 @@
 # watchdog notices the stall; `hangshim watch` prints the verdict; pyframes shows the ranks'
 # merged Python stacks. Then the job is stopped. Takes well under a minute after the build.
 #   scripts/demo.sh [--ranks N] [--keep]   (--keep: leave the hung job running, print its pids)
+# HANGSHIM_DEMO_TOOLS=DIR: take hangshim and pyframes from DIR (e.g. a venv's bin/ after pip
+# install) instead of the build, and set nothing up; the NCCL stand-in still comes from the build.
 set -euo pipefail
 ranks=4
 keep=0
 while (($#)); do
   case $1 in
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --ranks) ranks=${2:?--ranks needs a number}; shift 2 ;;
     --keep) keep=1; shift ;;
     *) echo "demo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -18,12 +20,21 @@ while (($#)); do
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${HANGSHIM_BUILD_DIR:-$top/build}
-# The demo needs none of the interpreters build-pythons.sh compiles for the tests (minutes of
-# build); the tests' configure still finds any that an earlier set-up built.
-HANGSHIM_BUILD_PYTHONS=${HANGSHIM_BUILD_PYTHONS:-0} "$top/scripts/setup.sh"
-
-hangshim=$build/preload/hangshim
-pyframes=$build/pyframes/pyframes
+if [[ -n ${HANGSHIM_DEMO_TOOLS:-} ]]; then
+  hangshim=$HANGSHIM_DEMO_TOOLS/hangshim
+  pyframes=$HANGSHIM_DEMO_TOOLS/pyframes
+  for tool in "$hangshim" "$pyframes"; do
+    [[ -x $tool ]] || { echo "demo.sh: $tool is not an executable (HANGSHIM_DEMO_TOOLS=$HANGSHIM_DEMO_TOOLS)" >&2; exit 2; }
+  done
+  [[ -e $build/tests/fakenccl/lib/libnccl.so.2 ]] ||
+    { echo "demo.sh: the NCCL stand-in is not built in $build (run scripts/setup.sh, or set HANGSHIM_BUILD_DIR)" >&2; exit 2; }
+else
+  # The demo needs none of the interpreters build-pythons.sh compiles for the tests (minutes of
+  # build); the tests' configure still finds any that an earlier set-up built.
+  HANGSHIM_BUILD_PYTHONS=${HANGSHIM_BUILD_PYTHONS:-0} "$top/scripts/setup.sh"
+  hangshim=$build/preload/hangshim
+  pyframes=$build/pyframes/pyframes
+fi
 python=$(command -v python3)
 work=$(mktemp -d "${TMPDIR:-/tmp}/hangshim-demo.XXXXXX")
 ledgers=$work/ledgers

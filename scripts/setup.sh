@@ -18,7 +18,8 @@ packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev li
           slurm-wlm munge pdsh openssh-server openssh-client  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
           patchelf  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
           curl xz-utils libffi-dev libbz2-dev liblzma-dev libexpat1-dev  # scripts/build-pythons.sh: CPython from source
-          chromium)  # tests/report/run_html_case.py: the HTML report in a real (headless) browser
+          chromium  # tests/report/run_html_case.py: the HTML report in a real (headless) browser
+          python3-build python3-wheel python3-venv)  # tests/install/run_wheel_test.py: the pip package
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,7 +8,8 @@ HANGSHIM_SCENARIO_TRUTH, which the launcher passes on to every rank):
   * the merged stacks show each rank at the line the truth gives it;
   * the demo stops its job: no rank it started is left running.
 
-    run_demo.py --source DIR --build DIR
+    run_demo.py --source DIR --build DIR [--tools DIR]   (--tools: the commands from DIR, e.g. a
+                                                          venv's bin/ after pip install)
 """
 
 import argparse
@@ -51,11 +52,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", required=True)
     parser.add_argument("--build", required=True)
+    parser.add_argument("--tools", help="take hangshim and pyframes from this directory (HANGSHIM_DEMO_TOOLS)")
     args = parser.parse_args()
     command = readme_demo_command(os.path.join(args.source, "README.md"))
     with tempfile.TemporaryDirectory(prefix="hangshim-demo-test.") as tmp:
         truth_file = os.path.join(tmp, "truth.json")
         env = dict(os.environ, HANGSHIM_BUILD_DIR=args.build, HANGSHIM_SCENARIO_TRUTH=truth_file)
+        if args.tools:
+            env["HANGSHIM_DEMO_TOOLS"] = args.tools
         start = time.monotonic()
         run = subprocess.run(shlex.split(command), cwd=args.source, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, universal_newlines=True, timeout=400)
