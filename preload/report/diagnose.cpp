@@ -113,7 +113,11 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     if (f.kind == Kind::Transport && !a.comms[static_cast<size_t>(f.comm)].absent.empty()) f.kind = Kind::MissingLedgers;
   }
   for (const auto& c : a.comms) {
-    if (!c.absent.empty()) {
+    if (!c.absent.empty() && inputs.job.from_dumps()) {
+      d.warnings.push_back(fmt::format("communicator {} has {} ranks but no Flight Recorder dump here for its rank(s) {}: "
+                                       "collect every rank's dump",
+                                       c.name, c.nranks, format_ranks(c.absent)));
+    } else if (!c.absent.empty()) {
       d.warnings.push_back(fmt::format("communicator {} has {} ranks but no ledger here for its rank(s) {}: collect every "
                                        "node's ledgers (hangshim export on each node, or scripts/hang-dump-slurm)",
                                        c.name, c.nranks, format_ranks(c.absent)));

@@ -259,7 +259,7 @@ TEST_CASE("pickle: any other opcode is refused, named, with its byte offset") {
   // Python's default protocol (4, framed) is refused with what to do.
   auto framed = read_pickle("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00N."s);
   REQUIRE(!framed);
-  CHECK(framed.error().message.find("pickle protocol 4; Flight Recorder dumps are protocol 2") != std::string::npos);
+  CHECK(framed.error().message.find("pickle protocol 4 (PROTO at byte 0); Flight Recorder dumps are protocol 2") != std::string::npos);
 }
 
 TEST_CASE("pickle: what Python refuses is refused too") {

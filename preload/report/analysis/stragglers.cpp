@@ -67,7 +67,8 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   auto by_seq = [](const CallTiming* x, const CallTiming* y) { return x->seq < y->seq; };
   for (size_t m = 0; m < n; ++m) {
     const RankView& v = a.in.ranks[g.members[m].view];
-    one_host = one_host && v.header.host == a.in.ranks[g.members[0].view].header.host;
+    // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
+    one_host = one_host && !v.header.host.empty() && v.header.host == a.in.ranks[g.members[0].view].header.host;
     uint32_t id = g.members[m].info != nullptr ? g.members[m].info->id : 0;  // this communicator in that ledger
     for (const CallTiming& t : v.history) {
       if (counts_as_collective(t) && t.comm == id && id != 0) calls[m].push_back(&t);

@@ -102,6 +102,9 @@ struct RankView {
   const LocalSite* site(uint32_t id) const;
 };
 
+// The job key of Flight Recorder dumps: "dumps:" and the directory they were read from.
+inline constexpr std::string_view kDumpsJobPrefix = "dumps:";
+
 // One job among the ledgers read (jobs.h says how ledgers are grouped).
 struct JobSummary {
   std::string key;            // "slurm:123.0", "launcher:host:pid:start", "parent:host:pid:start", ...
@@ -111,6 +114,8 @@ struct JobSummary {
   bool exited = false;        // every process recorded its exit (else: killed or crashed)
   uint64_t started_ns = 0;    // its earliest ledger
   uint64_t last_seen_ns = 0;  // its latest heartbeat or exit
+  // Read from PyTorch Flight Recorder dumps: what is missing is a dump, not a ledger.
+  bool from_dumps() const { return key.starts_with(kDumpsJobPrefix); }
 };
 
 struct InputError {

@@ -70,6 +70,9 @@ bool matches(const JobSummary& job, const std::vector<size_t>& members, const st
 }  // namespace
 
 std::string job_key(const ledger::LedgerHeader& h) {
+  // Flight Recorder dumps name no process: the directory they were read from is their job
+  // (dumps of one job in several directories are joined by their process groups).
+  if (h.pid <= 0 && h.job.starts_with("dumps:")) return h.job;
   if (!h.slurm_job.empty()) return "slurm:" + h.slurm_job;
   if (!h.launcher.empty()) return "launcher:" + h.launcher;
   if (!h.run_id.empty() && h.run_id != "none") return "torchrun:" + h.run_id;
@@ -91,6 +94,7 @@ std::string job_name(const std::string& key) {
   if (starts_with(key, "torchrun:")) return "torchrun run " + rest(9);
   if (starts_with(key, "parent:")) return "the job launched by " + pid_on(rest(7));
   if (starts_with(key, "process:")) return "the single process " + pid_on(rest(8));
+  if (starts_with(key, "dumps:")) return "the Flight Recorder dumps in " + rest(6);
   return key;
 }
 

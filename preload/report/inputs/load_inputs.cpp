@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "report/inputs/flight_recorder/fr_ledger.h"
 #include "report/inputs/liveness.h"
 
 namespace hangshim::report {
@@ -38,6 +40,33 @@ bool looks_like_json(const std::string& path) {
     return buf[i] == '{';
   }
   return false;
+}
+
+// Files named like the Flight Recorder dumps beside them (the same prefix, then a rank) that
+// are no pickle: a dump cut to nothing, or overwritten. Each is one error, so a rank does not
+// go missing without a word.
+void report_damaged_dumps(const std::string& dir, const std::vector<std::string>& dumps,
+                          const std::vector<std::string>& not_pickles, Inputs& inputs) {
+  auto prefix_of = [](const std::string& name) {
+    size_t end = name.size();
+    while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+    return name.substr(0, end);
+  };
+  std::set<std::string> prefixes;
+  for (const auto& name : dumps) {
+    if (flight_recorder::rank_from_file_name(name) >= 0) prefixes.insert(prefix_of(name));
+  }
+  for (const auto& name : not_pickles) {
+    if (flight_recorder::rank_from_file_name(name) < 0 || prefixes.count(prefix_of(name)) == 0) continue;
+    std::string file = dir + "/" + name;
+    struct stat st {};
+    std::string what = ::lstat(file.c_str(), &st) == 0 && st.st_size == 0
+                           ? std::string("it is empty")
+                           : std::string("it does not start as a pickle does (PROTO 2)");
+    inputs.errors.push_back({file, fmt::format("{}: named like the Flight Recorder dumps beside it ({}<rank>) but not one: {} "
+                                               "(the dump was cut or overwritten; take it again, or remove the file)",
+                                               file, prefix_of(name), what)});
+  }
 }
 
 }  // namespace
@@ -89,16 +118,31 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
       return;
     }
     std::vector<std::string> names;
+    std::vector<std::string> others;  // maybe Flight Recorder dumps: their names are the job's choice
     while (dirent* entry = ::readdir(dir)) {
       std::string name = entry->d_name;
-      if (ends_with(name, ".ledger") || ends_with(name, ".json")) names.push_back(name);
+      if (ends_with(name, ".ledger") || ends_with(name, ".json")) {
+        names.push_back(name);
+      } else if (name != "." && name != ".." && !ends_with(name, ".txt") && !ends_with(name, ".tmp")) {
+        others.push_back(name);
+      }
     }
     ::closedir(dir);
     std::sort(names.begin(), names.end());
-    if (names.empty()) {
-      inputs.warnings.push_back(fmt::format("{}: no ledgers (*.ledger) or exports (*.json) in it", path));
-    }
+    std::sort(others.begin(), others.end());
     std::string base = path.size() > 1 && path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+    // Dumps are found by what they hold (a pickle), never by their names alone.
+    std::vector<std::string> dumps;
+    std::vector<std::string> not_pickles;
+    for (const auto& name : others) {
+      std::string file = base + "/" + name;
+      struct stat fst {};
+      if (::lstat(file.c_str(), &fst) != 0 || !S_ISREG(fst.st_mode)) continue;
+      (looks_like_pickle(file) ? dumps : not_pickles).push_back(name);
+    }
+    if (names.empty() && dumps.empty()) {
+      inputs.warnings.push_back(fmt::format("{}: no ledgers (*.ledger), exports (*.json) or Flight Recorder dumps in it", path));
+    }
     std::vector<std::string> ledgers;
     for (const auto& name : names) {
       std::string file = base + "/" + name;
@@ -109,10 +153,16 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
       }
     }
     load_ledger_files(ledgers, inputs, options);
+    for (const auto& name : dumps) load_flight_recorder_file(base + "/" + name, inputs, options);
+    report_damaged_dumps(base, dumps, not_pickles, inputs);
     return;
   }
   if (S_ISREG(st.st_mode) && (ends_with(path, ".json") || looks_like_json(path))) {
     load_export_file(path, inputs, options);
+    return;
+  }
+  if (S_ISREG(st.st_mode) && looks_like_pickle(path)) {
+    load_flight_recorder_file(path, inputs, options);
     return;
   }
   load_ledger_file(path, inputs, options);  // the reader names links and non-files precisely

@@ -1,5 +1,6 @@
 // Reading what the user named: directories of ledgers (HANGSHIM_DIR of each node), single
-// ledger files and exports (`hangshim export` of other nodes), in any mix. A file that cannot be
+// ledger files, exports (`hangshim export` of other nodes) and PyTorch Flight Recorder dumps
+// (one file per rank, found by their contents), in any mix. A file that cannot be
 // used becomes one InputError and the rest is read on.
 #pragma once
 
@@ -20,13 +21,18 @@ struct LoadOptions {
   uint64_t now_ns = 0;  // the report's clock
 };
 
-// A directory (its *.ledger and *.json files), a ledger, or an export.
+// A directory (its *.ledger and *.json files, and the Flight Recorder dumps among its other
+// files), a ledger, an export, or a dump.
 void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options);
 void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
 // Many ledgers, in order.
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 // In export_read.cpp.
 void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+// A PyTorch Flight Recorder dump (flight_recorder/fr_load.cpp): one rank, its rank from the file
+// name. looks_like_pickle: the file starts as a pickle does (what it holds is read later).
+void load_flight_recorder_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+bool looks_like_pickle(const std::string& path);
 
 // After everything is loaded: the selected job's ledgers only (jobs.h; the others are listed in
 // other_jobs), one ledger per rank (the newest, when a directory still holds an earlier run's),

@@ -199,8 +199,14 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
                     "network with NCCL_DEBUG=INFO and NCCL_SOCKET_IFNAME");
       break;
     case Kind::MissingLedgers:
-      out.push_back("collect the ledgers of every node: `hangshim export` on each (scripts/hang-dump-slurm or "
-                    "scripts/hang-dump-pdsh), then `hangshim report DIR`");
+      if (d.job.from_dumps()) {
+        out.push_back("collect every rank's Flight Recorder dump into one directory (PyTorch writes one file per rank, "
+                      "<TORCH_NCCL_DEBUG_INFO_TEMP_FILE><rank>, on a timeout with TORCH_NCCL_DUMP_ON_TIMEOUT=1), then "
+                      "`hangshim report DIR`");
+      } else {
+        out.push_back("collect the ledgers of every node: `hangshim export` on each (scripts/hang-dump-slurm or "
+                      "scripts/hang-dump-pdsh), then `hangshim report DIR`");
+      }
       break;
     case Kind::InitFailed: out = init_failed_hints(d.findings[static_cast<size_t>(d.primary)]); break;
     case Kind::Healthy:

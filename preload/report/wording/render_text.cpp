@@ -36,7 +36,9 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
     }
     for (size_t i = 0; i < d.groups.size(); ++i) {
       const RankSituation& s = d.situations[d.groups[i].example];
-      std::string where = d.groups[i].ranks.size() == 1 ? fmt::format(" [pid {} on {}]", s.pid, s.host) : "";
+      // A Flight Recorder dump names no process: nothing to say where it ran.
+      bool known = s.pid > 0 || !s.host.empty();
+      std::string where = d.groups[i].ranks.size() == 1 && known ? fmt::format(" [pid {} on {}]", s.pid, s.host) : "";
       out += fmt::format("  {:<{}}  {}{}\n", labels[i], width, situation_text(d, s), where);
     }
   }

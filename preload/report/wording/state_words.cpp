@@ -346,10 +346,10 @@ std::string state_line(const Diagnosis& d) {
     case Kind::MissingLedgers: {
       const CommSummary& c = d.comms[static_cast<size_t>(f.comm)];
       auto call = common_call(d, f.waiting);
-      return fmt::format("HANG: {} of comm {} {} in {} #{} at {}; its rank(s) {} have no ledger here: collect them, the "
+      return fmt::format("HANG: {} of comm {} {} in {} #{} at {}; its rank(s) {} have no {} here: collect them, the "
                          "cause is probably there",
                          waiting, comm, verb(f.waiting, "waits", "wait"), f.op, f.seq,
-                         call ? line_and_iteration(*call) : "?", format_ranks(c.absent));
+                         call ? line_and_iteration(*call) : "?", format_ranks(c.absent), d.job.from_dumps() ? "dump" : "ledger");
     }
     case Kind::InitHang: {
       const CommSummary& c = d.comms[static_cast<size_t>(f.comm)];

@@ -55,7 +55,7 @@ class Reader {
   // stopped), said so with what to do.
   pyframes::Error cut(std::string what) {
     return pyframes::make_error(pyframes::ErrorKind::Truncated, std::move(what),
-                                "cut short: copy the file again, or dump it again");
+                                "copy the file again, or dump it again");
   }
 
   // The arguments of the opcode at `at`: `n` bytes, or an error when the file ends first.
@@ -98,8 +98,10 @@ class Reader {
         if (!take(1, at, code, p)) return false;
         uint8_t version = static_cast<uint8_t>(p[0]);
         if (version != kFlightRecorderProtocol) {
-          return stop(at, fmt::format("pickle protocol {}; Flight Recorder dumps are protocol {} (read it in Python and "
-                                      "write it again with pickle.dump(obj, f, protocol=2))", version, kFlightRecorderProtocol));
+          error_ = pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("pickle protocol {} (PROTO at byte {}); Flight "
+                                        "Recorder dumps are protocol {}", version, at, kFlightRecorderProtocol));
+          error_.hint = "a dump rewritten by Python: write it again with pickle.dump(obj, f, protocol=2)";
+          return false;
         }
         return true;
       }
