@@ -276,13 +276,14 @@ pyframes::Result<Dump> read_dump(const Document& doc, size_t source_bytes) {
     }
   }
 
-  std::map<std::string, size_t> skipped;  // why -> how many
+  std::map<std::string, std::pair<size_t, size_t>> skipped;  // why -> (how many, the first one)
   auto list = walk.items(*entries);
   for (size_t i = 0; i < list.size() && !walk.exhausted(); ++i) {
     Entry e;
     e.index = i;
     if (auto why = read_entry(walk, list[i], e)) {
-      ++skipped[*why];
+      auto it = skipped.try_emplace(*why, 0, i).first;
+      ++it->second.first;
       continue;
     }
     dump.entries.push_back(std::move(e));
@@ -292,8 +293,9 @@ pyframes::Result<Dump> read_dump(const Document& doc, size_t source_bytes) {
                                   "would need more work than {} times their size to read)",
                                   source_bytes, 64), "damaged, or not a dump PyTorch wrote");
   }
-  for (const auto& [why, n] : skipped) {
-    dump.warnings.push_back(n == 1 ? fmt::format("an entry skipped: {}", why) : fmt::format("{} entries skipped: {}", n, why));
+  for (const auto& [why, count] : skipped) {
+    auto [n, first] = count;
+    dump.warnings.push_back(n == 1 ? fmt::format("entry {}: {}", first, why) : fmt::format("{} entries (the first: entry {}): {}", n, first, why));
   }
   return dump;
 }

@@ -69,14 +69,10 @@ ledger::Ledger dump_to_ledger(const Dump& dump, const DumpOrigin& origin) {
   // Communicators: the process groups this rank is in, its rank in each the place of its global
   // rank in the group's list.
   std::map<std::string, uint32_t> comm_of_group;  // pg name -> CommInfo id
-  std::vector<std::string> not_member;
   for (const auto& g : dump.groups) {
     auto at = std::find(g.ranks.begin(), g.ranks.end(), origin.rank);
     if (g.desc == "default_pg") h.world_size = static_cast<int32_t>(g.ranks.size());
-    if (at == g.ranks.end()) {
-      not_member.push_back(g.name);
-      continue;
-    }
+    if (at == g.ranks.end()) continue;  // a group of other ranks: nothing of this rank's on it
     ledger::CommInfo c;
     c.id = static_cast<uint32_t>(l.comms.size() + 1);
     c.key = group_key(g);
@@ -88,10 +84,6 @@ ledger::Ledger dump_to_ledger(const Dump& dump, const DumpOrigin& origin) {
     c.created_ns = UINT64_MAX;
     comm_of_group.emplace(g.name, c.id);
     l.comms.push_back(std::move(c));
-  }
-  if (!not_member.empty()) {
-    l.warnings.push_back(fmt::format("rank {} is not among the ranks of process group(s) {} in its own dump; their calls are skipped",
-                                     origin.rank, fmt::join(not_member, ", ")));
   }
 
   // Calls, in the dump's order (the order they were recorded).
@@ -156,8 +148,8 @@ ledger::Ledger dump_to_ledger(const Dump& dump, const DumpOrigin& origin) {
     l.records.push_back(r);
   }
   if (unknown_group > 0) {
-    l.warnings.push_back(fmt::format("{} entries on process groups its \"pg_config\" does not list (or lists without this rank); "
-                                     "skipped", unknown_group));
+    l.warnings.push_back(fmt::format("{} entries on process groups its \"pg_config\" does not list (or lists without rank {})",
+                                     unknown_group, origin.rank));
   }
   // A collective that completed the watchdog may not have seen yet: PyTorch's own count of
   // the group's completed collectives (pg_status, by pg_id), where it stays within what the
