@@ -1,6 +1,8 @@
 #include "report/inputs/flight_recorder/fr_dump.h"
 
+#include <algorithm>
 #include <charconv>
+#include <tuple>
 #include <limits>
 #include <set>
 
@@ -293,9 +295,12 @@ pyframes::Result<Dump> read_dump(const Document& doc, size_t source_bytes) {
                                   "would need more work than {} times their size to read)",
                                   source_bytes, 64), "damaged, or not a dump PyTorch wrote");
   }
-  for (const auto& [why, count] : skipped) {
-    auto [n, first] = count;
-    dump.warnings.push_back(n == 1 ? fmt::format("entry {}: {}", first, why) : fmt::format("{} entries (the first: entry {}): {}", n, first, why));
+  std::vector<std::tuple<size_t, size_t, std::string>> in_order;  // (first entry, how many, why)
+  for (const auto& [why, count] : skipped) in_order.emplace_back(count.second, count.first, why);
+  std::sort(in_order.begin(), in_order.end());
+  for (const auto& [first, n, why] : in_order) {
+    dump.warnings.push_back(n == 1 ? fmt::format("entry {}: {}", first, why)
+                                   : fmt::format("{} entries (the first: entry {}): {}", n, first, why));
   }
   return dump;
 }
