@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan), replays every committed finding
 # (tests/fuzz/corpus/TARGET), then explores each target for a fixed time on seed corpora made
-# from real interpreters, cores and ledgers; fails on any crash, leak, OOM or input slower than
-# --timeout seconds (a reader that spins is a finding, not a slow run).
+# from real interpreters, cores, ledgers and Flight Recorder dumps; fails on any crash, leak,
+# OOM or input slower than --timeout seconds (a reader that spins is a finding, not a slow run).
 #   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--seed N] [--timeout SECONDS] [TARGET...]
-# Targets: linetable elf core walker ledger (default: all). --seed N makes the exploration
-# repeatable (CI passes one; default 0: random). Environment: HANGSHIM_FUZZ_DIR (build and
-# corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target, default 60),
-# HANGSHIM_FUZZ_SEED. Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/: fix them and
-# commit each input under tests/fuzz/corpus/TARGET/ (ctest replays them as unit/fuzz_replay/*).
-# The executions of each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
+# Targets: linetable elf core walker ledger flight_recorder (default: all). --seed N makes the
+# exploration repeatable (CI passes one; default 0: random). Environment: HANGSHIM_FUZZ_DIR
+# (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
+# default 60), HANGSHIM_FUZZ_SEED. Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/:
+# fix them and commit each input under tests/fuzz/corpus/TARGET/ (ctest replays them as
+# unit/fuzz_replay/*). The executions of each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
 # shellcheck disable=SC2317  # functions run through a trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
@@ -33,9 +33,9 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(linetable elf core walker ledger)
+((${#targets[@]})) || targets=(linetable elf core walker ledger flight_recorder)
 for t in "${targets[@]}"; do
-  case $t in linetable|elf|core|walker|ledger) ;; *) echo "fuzz.sh: unknown target $t (linetable elf core walker ledger)" >&2; exit 2 ;; esac
+  case $t in linetable|elf|core|walker|ledger|flight_recorder) ;; *) echo "fuzz.sh: unknown target $t (linetable elf core walker ledger flight_recorder)" >&2; exit 2 ;; esac
 done
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing: apt-get install -y clang libclang-rt-14-dev (or run scripts/setup.sh)" >&2; exit 1; }
 
@@ -137,6 +137,8 @@ make_seeds() {
       strip "$dir/libpython-seed-stripped.so" ;;
     ledger)
       "$bin/make_ledger_seeds" "$dir" ;;
+    flight_recorder)
+      python3 "$top/tests/fuzz/seeds/make_flight_recorder_seeds.py" "$dir" ;;
     walker)
       local python label
       for python in "${pythons[@]}"; do
@@ -190,7 +192,7 @@ for t in "${targets[@]}"; do
   corpus=$out/corpus/$t
   mkdir -p "$corpus"
   max_len=()
-  case $t in core) max_len=(-max_len=4194304) ;; ledger) max_len=(-max_len=262144) ;; walker) max_len=(-max_len=1048576) ;; esac
+  case $t in core) max_len=(-max_len=4194304) ;; ledger) max_len=(-max_len=262144) ;; walker) max_len=(-max_len=1048576) ;; flight_recorder) max_len=(-max_len=65536) ;; esac
   parallel=()
   ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
   run_log=$out/run-$t.log

@@ -40,7 +40,10 @@ bool python_source(std::string_view file) {
 std::string comm_name(const ProcessGroup& g) {
   if (g.desc == "default_pg") return "";
   std::string name = g.desc.empty() || g.desc == "undefined" ? "pg " + g.name : g.desc;
-  return name.size() > 64 ? name.substr(0, 64) : name;
+  if (name.size() <= 64) return name;
+  size_t cut = 64;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return name.substr(0, cut);
 }
 
 }  // namespace
