@@ -237,7 +237,7 @@ pyframes::Result<Dump> read_dump(const Document& doc, size_t source_bytes) {
                                                        : std::string("of type ") + pickle::kind_name(doc.kind(*version));
     return pyframes::make_error(pyframes::ErrorKind::UnsupportedVersion,
                                 fmt::format("Flight Recorder dump version {}; hangshim reads versions 2.x", shown),
-                                "PyTorch 2.3 to 2.10 write 2.x; a newer major version changed the fields");
+                                "the dump versions known are 2.3 to 2.10; a new major version changes fields");
   }
   dump.version = std::string(doc.string(*version));
   dump.comm_lib_version = std::string(walk.text(root, "comm_lib_version").value_or(""));
@@ -246,7 +246,7 @@ pyframes::Result<Dump> read_dump(const Document& doc, size_t source_bytes) {
   }
 
   auto config = walk.get(root, "pg_config", Kind::Dict);
-  if (!config) return not_a_dump("a Flight Recorder dump without a \"pg_config\" dict: which ranks each process group has is unknown", "dumps of PyTorch 2.3 and later have it");
+  if (!config) return not_a_dump("a Flight Recorder dump without a \"pg_config\" dict: which ranks each process group has is unknown", "every dump of version 2.x has one");
   auto pairs = walk.items(*config);
   std::set<std::string_view> seen;
   for (size_t i = pairs.size(); i >= 2; i -= 2) {  // a name set twice: the last one, as Python keeps it
