@@ -82,8 +82,10 @@ void rank_details(std::string& out, const Diagnosis& d) {
         if (each.rank != rank) continue;
         std::string state = liveness_name(each.liveness);
         if (!each.why_dead.empty()) state += ": " + each.why_dead;
-        out += fmt::format("<tr><td>rank {}</td><td>pid {}</td><td>{}</td><td>{}</td></tr>\n", rank, each.pid,
-                           escape(each.host), escape(state));
+        // A Flight Recorder dump names no process: say so rather than "pid 0".
+        std::string pid = each.pid > 0 ? fmt::format("pid {}", each.pid) : std::string("no pid (a dump names none)");
+        out += fmt::format("<tr><td>rank {}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", rank, pid, escape(each.host),
+                           escape(state));
         break;
       }
     }
