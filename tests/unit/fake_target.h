@@ -47,6 +47,29 @@ class FakeMemory final : public pyframes::Memory {
   std::vector<uint8_t> bytes_;
 };
 
+// No target at all: every read fails (select_layout still gives a version's generated table).
+class NoMemory final : public pyframes::Memory {
+ public:
+  pyframes::ReadStatus read(uint64_t, void*, size_t) const noexcept override { return pyframes::ReadStatus::Unmapped; }
+  std::string describe() const override { return "no memory"; }
+};
+
+// Counts the reads made of another Memory: the measure of a reader's work that does not depend
+// on how loaded the machine running the test is.
+class CountingMemory final : public pyframes::Memory {
+ public:
+  explicit CountingMemory(const pyframes::Memory& inner) : inner_(inner) {}
+  pyframes::ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
+    ++reads;
+    return inner_.read(address, out, size);
+  }
+  std::string describe() const override { return inner_.describe(); }
+  mutable uint64_t reads = 0;
+
+ private:
+  const pyframes::Memory& inner_;
+};
+
 // Builds objects of one CPython version's layout inside a FakeMemory.
 class FakeTarget {
  public:

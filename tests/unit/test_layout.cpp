@@ -12,6 +12,7 @@
 
 #include "discovery/version_detect.h"
 #include "elf/elf_file.h"
+#include "fake_target.h"
 #include "file_memory.h"
 #include "layout/debug_offsets.h"
 #include "layout/layout_tables.h"
@@ -20,15 +21,9 @@
 #include "python_process.h"
 
 using namespace pyframes;
+using test_support::NoMemory;
 
 namespace {
-
-// Reads nothing: select_layout only needs memory for 3.13+ debug offsets.
-class NoMemory final : public Memory {
- public:
-  ReadStatus read(uint64_t, void*, size_t) const noexcept override { return ReadStatus::Unmapped; }
-  std::string describe() const override { return "no memory"; }
-};
 
 Result<Layout> table_layout(int minor) {
   PythonTarget target;

@@ -11,29 +11,11 @@
 #include "pyframes/pyframes.h"
 
 using namespace pyframes;
+using test_support::CountingMemory;
 using test_support::FakeTarget;
+using test_support::NoMemory;
 
 namespace {
-
-class NoMemory final : public Memory {
- public:
-  ReadStatus read(uint64_t, void*, size_t) const noexcept override { return ReadStatus::Unmapped; }
-  std::string describe() const override { return "no memory"; }
-};
-
-class CountingMemory final : public Memory {
- public:
-  explicit CountingMemory(const Memory& inner) : inner_(inner) {}
-  ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-    ++reads;
-    return inner_.read(address, out, size);
-  }
-  std::string describe() const override { return inner_.describe(); }
-  mutable uint64_t reads = 0;
-
- private:
-  const Memory& inner_;
-};
 
 // 3.13's generated layout, as the layout a 3.16 would be read with.
 Layout layout_313() {

@@ -10,31 +10,11 @@
 #include "pyframes/pyframes.h"
 
 using namespace pyframes;
+using test_support::CountingMemory;
 using test_support::FakeTarget;
+using test_support::NoMemory;
 
 namespace {
-
-// Counts the reads a walk makes of another Memory: the measure of its work that does not depend
-// on how loaded the machine running the test is.
-class CountingMemory final : public Memory {
- public:
-  explicit CountingMemory(const Memory& inner) : inner_(inner) {}
-  ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-    ++reads;
-    return inner_.read(address, out, size);
-  }
-  std::string describe() const override { return inner_.describe(); }
-  mutable uint64_t reads = 0;
-
- private:
-  const Memory& inner_;
-};
-
-class NoMemory final : public Memory {
- public:
-  ReadStatus read(uint64_t, void*, size_t) const noexcept override { return ReadStatus::Unmapped; }
-  std::string describe() const override { return "no memory"; }
-};
 
 Layout layout_for(int minor) {
   PythonTarget target;
