@@ -3,7 +3,7 @@
 # reliability stages: ASan+UBSan, ThreadSanitizer and the fuzzers (README "Reliability").
 #   scripts/test.sh [ctest args]        extra arguments go to the main ctest run, e.g. -R unit
 # Stages (HANGSHIM_CI_STAGES, comma-separated; default all four, or only "tests" when ctest
-# arguments are given): tests, asan, tsan, fuzz. HANGSHIM_FUZZ_TIME: seconds per fuzzer (60),
+# arguments are given): tests, asan, tsan, fuzz. HANGSHIM_FUZZ_TIME: seconds per fuzzer (40),
 # HANGSHIM_FUZZ_SEED: the fuzzers' seed (1).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 # shellcheck disable=SC2317  # functions run through run_stage / trap look unreachable to shellcheck
@@ -96,7 +96,7 @@ stage_fuzz() {
   HANGSHIM_SETUP_DEPS_ONLY=1 "$top/scripts/setup.sh"
   # A fixed seed: CI's exploration is the same walk every run (longer random exploration is
   # scripts/fuzz.sh's job during development); the committed findings are replayed first.
-  HANGSHIM_FUZZ_TIME=${HANGSHIM_FUZZ_TIME:-60} HANGSHIM_FUZZ_SEED=${HANGSHIM_FUZZ_SEED:-1} "$top/scripts/fuzz.sh"
+  HANGSHIM_FUZZ_TIME=${HANGSHIM_FUZZ_TIME:-40} HANGSHIM_FUZZ_SEED=${HANGSHIM_FUZZ_SEED:-1} "$top/scripts/fuzz.sh"
 }
 
 wants tests && run_stage tests stage_tests "$@"
