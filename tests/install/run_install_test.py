@@ -22,16 +22,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
 
 
 def run(command, timeout=300, env=None, check=True):

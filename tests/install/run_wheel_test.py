@@ -24,18 +24,12 @@ import sys
 import tempfile
 import zipfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from expect import Failure, expect  # noqa: E402
+
 SKIP = 77
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-build, python3-wheel and venv
 COMMANDS = ("pyframes", "hangshim", "hang-dump", "hang-dump-slurm", "hang-dump-pdsh", "core-setup")
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
 
 
 def run(argv, env=None, timeout=600, cwd=None):

@@ -20,26 +20,28 @@ struct TreeContext {
   std::vector<int> culprits;  // sorted
 };
 
+// A member's RANK as a number, -1 when it has none (or not a number).
+int member_rank(const pyframes::MergedStacks& merged, uint32_t id) {
+  const std::string& text = merged.members[id].rank;
+  int rank = -1;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rank);
+  return error == std::errc() && end == text.data() + text.size() && rank >= 0 ? rank : -1;
+}
+
 // The numeric ranks of members ("0-3,7"), for the page's rank search and the tests.
 std::string rank_list(const pyframes::MergedStacks& merged, const std::vector<uint32_t>& members) {
   std::vector<int64_t> ranks;
   for (uint32_t id : members) {
-    const std::string& text = merged.members[id].rank;
-    int64_t rank = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rank);
-    if (error == std::errc() && end == text.data() + text.size()) ranks.push_back(rank);
+    if (int rank = member_rank(merged, id); rank >= 0) ranks.push_back(rank);
   }
   return pyframes::compress_numbers(std::move(ranks));
 }
 
 bool has_culprit(const TreeContext& c, const std::vector<uint32_t>& members) {
-  for (uint32_t id : members) {
-    int rank = -1;
-    const std::string& text = c.merged.members[id].rank;
-    std::from_chars(text.data(), text.data() + text.size(), rank);
-    if (rank >= 0 && std::binary_search(c.culprits.begin(), c.culprits.end(), rank)) return true;
-  }
-  return false;
+  return std::any_of(members.begin(), members.end(), [&](uint32_t id) {
+    int rank = member_rank(c.merged, id);
+    return rank >= 0 && std::binary_search(c.culprits.begin(), c.culprits.end(), rank);
+  });
 }
 
 std::string frame_text(const pyframes::Frame& f) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <map>
 
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/html_parts.h"
@@ -71,6 +72,8 @@ void findings(std::string& out, const Diagnosis& d) {
 void rank_details(std::string& out, const Diagnosis& d) {
   if (d.groups.empty()) return;
   out += "<h2>Ranks</h2>\n<div id=\"ranks\">\n";
+  std::map<int, const RankSituation*> by_rank;  // one lookup per rank, not a scan of all (8192 ranks)
+  for (const auto& each : d.situations) by_rank.emplace(each.rank, &each);
   for (const auto& g : d.groups) {
     const RankSituation& s = d.situations[g.example];
     std::string label = format_ranks(g.ranks);
@@ -78,16 +81,15 @@ void rank_details(std::string& out, const Diagnosis& d) {
                        escape(label), escape(ranks_phrase(g.ranks)), escape(situation_text(d, s)));
     out += "<table>\n";
     for (int rank : g.ranks) {
-      for (const auto& each : d.situations) {
-        if (each.rank != rank) continue;
-        std::string state = liveness_name(each.liveness);
-        if (!each.why_dead.empty()) state += ": " + each.why_dead;
-        // A Flight Recorder dump names no process: say so rather than "pid 0".
-        std::string pid = each.pid > 0 ? fmt::format("pid {}", each.pid) : std::string("no pid (a dump names none)");
-        out += fmt::format("<tr><td>rank {}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", rank, pid, escape(each.host),
-                           escape(state));
-        break;
-      }
+      auto found = by_rank.find(rank);
+      if (found == by_rank.end()) continue;
+      const RankSituation& each = *found->second;
+      std::string state = liveness_name(each.liveness);
+      if (!each.why_dead.empty()) state += ": " + each.why_dead;
+      // A Flight Recorder dump names no process: say so rather than "pid 0".
+      std::string pid = each.pid > 0 ? fmt::format("pid {}", each.pid) : std::string("no pid (a dump names none)");
+      out += fmt::format("<tr><td>rank {}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", rank, pid, escape(each.host),
+                         escape(state));
     }
     out += "</table></details>\n";
   }
