@@ -4,9 +4,11 @@
 # builds (python3.X-minimal, libpython3.X-stdlib and the C library they were built with),
 # unpacked into a cache outside the checkout (--cache, HANGSHIM_PYTHONS_CACHE; default
 # ~/.cache/hangshim/pythons), never into the system, and pointed at that C library with
-# patchelf. Idempotent: an interpreter already there is kept. Prints one line per interpreter:
-# its path, or "newer-pythons: skipped VERSION: why" (its tests are then left out, never
-# passed). Exit status 0 unless the arguments are wrong (2).
+# patchelf; and their C headers (libpython3.X-dev's usr/include, of the same version) for the
+# tests that build a C extension. Idempotent: an interpreter already there is kept. Prints one
+# line per interpreter: its path, or "newer-pythons: skipped VERSION: why" (its tests are then
+# left out, never passed); missing headers get a line on stderr and leave out only the C
+# extension's tests. Exit status 0 unless the arguments are wrong (2).
 set -euo pipefail
 cache=${HANGSHIM_PYTHONS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hangshim/pythons}
 versions=()
@@ -14,7 +16,7 @@ while (($#)); do
   case $1 in
     --cache) (($# > 1)) || { echo "newer-pythons: --cache needs a directory (see --help)" >&2; exit 2; }
              cache=$2; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     3.1[4-9]) versions+=("$1") ;;
     *) echo "newer-pythons: unknown argument '$1' (versions: 3.14, 3.15; see --help)" >&2; exit 2 ;;
   esac
@@ -30,12 +32,17 @@ skip() { echo "newer-pythons: skipped $1: $2"; }
 # The C library and what the interpreters' modules link to; Debian unstable's, like the builds.
 runtime=(libc6 libgcc-s1 zlib1g libexpat1 libffi8 libbz2-1.0 liblzma5 libzstd1 libuuid1)
 
-wanted=()
+wanted=()     # interpreters to download
+headerless=()  # interpreters there, without their headers
 for v in "${versions[@]}"; do
-  [[ -x $root/usr/bin/python$v && -e $cache/ok-$v ]] && { echo "$root/usr/bin/python$v"; continue; }
+  if [[ -x $root/usr/bin/python$v && -e $cache/ok-$v ]]; then
+    echo "$root/usr/bin/python$v"
+    [[ -e $root/usr/include/python$v/Python.h ]] || headerless+=("$v")
+    continue
+  fi
   wanted+=("$v")
 done
-((${#wanted[@]})) || exit 0
+((${#wanted[@]} + ${#headerless[@]})) || exit 0
 
 for tool in apt-get dpkg-deb patchelf; do
   command -v $tool >/dev/null || { for v in "${wanted[@]}"; do skip "$v" "$tool is not installed (scripts/setup.sh installs it)"; done; exit 0; }
@@ -48,6 +55,27 @@ if ! apt-get "${options[@]}" update >"$apt/update.log" 2>&1; then
   for v in "${wanted[@]}"; do skip "$v" "Debian unstable's package lists could not be read (no network? see $apt/update.log)"; done
   exit 0
 fi
+
+# The headers of interpreter $v (usr/include only: Python.h and Debian's multiarch pyconfig.h),
+# from libpython$v-dev of the interpreter's own version; added beside it, never replacing it.
+headers() {
+  local v=$1 deb version
+  rm -f "$cache/debs/"*.deb
+  if ! (cd "$cache/debs" && apt-get "${options[@]}" download "libpython$v-dev" >"$apt/download-dev-$v.log" 2>&1); then
+    echo "newer-pythons: no C headers for $v: libpython$v-dev could not be downloaded (see $apt/download-dev-$v.log); its C extension tests are left out" >&2
+    return 0
+  fi
+  deb=$(echo "$cache/debs/libpython$v-dev_"*.deb)
+  version=$(dpkg-deb -f "$deb" Version)
+  version=${version%%-*}
+  if [[ ${version//\~/} != "$(cat "$cache/ok-$v")" ]]; then
+    echo "newer-pythons: no C headers for $v: Debian unstable's are of $version, the interpreter is $(cat "$cache/ok-$v") (remove $cache/ok-$v to download both again); its C extension tests are left out" >&2
+    return 0
+  fi
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root" ./usr/include 2>>"$apt/unpack-dev-$v.log" ||
+    echo "newer-pythons: no C headers for $v: they could not be unpacked (see $apt/unpack-dev-$v.log)" >&2
+}
+for v in "${headerless[@]}"; do headers "$v"; done
 
 for v in "${wanted[@]}"; do
   packages=("python$v-minimal" "libpython$v-minimal" "libpython$v-stdlib" "${runtime[@]}")
@@ -81,4 +109,5 @@ for v in "${wanted[@]}"; do
   fi
   "$python" -c 'import sys; print(sys.version.split()[0])' > "$cache/ok-$v"
   echo "$python"
+  headers "$v"
 done

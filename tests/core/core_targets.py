@@ -9,8 +9,10 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 
@@ -166,6 +168,19 @@ def kernel_core_pattern():
     if os.path.isabs(pattern) and not os.access(os.path.dirname(pattern), os.W_OK):
         raise Skip("core_pattern %s writes into a directory that is not writable here" % pattern)
     return pattern
+
+
+def kernel_core_of(target, workdir):
+    """Kills the (RLIMIT_CORE-raised, dump_on_crash) target with SIGABRT and returns the core the
+    kernel wrote of it (in `workdir`, its working directory, for a relative core_pattern)."""
+    pattern = kernel_core_pattern()
+    started = time.time()
+    target.process.send_signal(signal.SIGABRT)
+    target.process.wait(timeout=120)
+    core = find_kernel_core(pattern, workdir, target.pid, started)
+    if core is None:
+        raise Skip("the kernel wrote no core for pid %d (core_pattern %r, RLIMIT_CORE raised)" % (target.pid, pattern))
+    return core
 
 
 def find_kernel_core(pattern, workdir, pid, since):

@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 
 from core_checks import compare_frames, compare_process, one_line_error, run_probe  # noqa: E402
 from core_targets import (Skip, TargetError, Targets, find_kernel_core, gcore, gcore_with_output,  # noqa: E402
-                          kernel_core_pattern, threads_in_ranges, zeroed_ranges)
+                          kernel_core_of, kernel_core_pattern, threads_in_ranges, zeroed_ranges)
 from exec_wait import wait_exec_asleep  # noqa: E402  (tests/common: on the path since core_targets)
 
 PROGRAMS = os.path.join(HERE, "programs")
@@ -94,18 +94,6 @@ def check_zeroed_threads(run, target, cut):
     if named != set(cut):
         problems.append("warnings %r: expected one naming threads %s" % (document["process"]["warnings"], sorted(cut)))
     return problems
-
-
-def kernel_core_of(target, workdir, fatal_prefix="SIGABRT"):
-    """Kills the (RLIMIT_CORE-raised) target with SIGABRT and returns the kernel's core."""
-    pattern = kernel_core_pattern()
-    started = time.time()
-    target.process.send_signal(signal.SIGABRT)
-    target.process.wait(timeout=120)
-    core = find_kernel_core(pattern, workdir, target.pid, started)
-    if core is None:
-        raise Skip("the kernel wrote no core for pid %d (core_pattern %r, RLIMIT_CORE raised)" % (target.pid, pattern))
-    return core
 
 
 def mode_gcore(args, targets, workdir, compress=False):

@@ -67,7 +67,7 @@ def merge_structure_problems(thread):
 
 
 def innermost_problems(thread, syscall, libc_names):
-    """The innermost frame is the libc function the kernel says the thread is blocked in."""
+    """The innermost frame is in libc at the kernel's pc, in the libc function called."""
     frames = thread["frames"]
     if not frames or not native(frames[0]):
         return ["the innermost frame is not native: %s" % (describe(frames[0]) if frames else "no frames")]
@@ -77,8 +77,13 @@ def innermost_problems(thread, syscall, libc_names):
         problems.append("innermost pc %#x, the kernel says %#x" % (first.get("address", 0), syscall[1]))
     if not os.path.basename(first.get("module", "")).startswith("libc.so"):
         problems.append("innermost frame not in libc: %s" % describe(first))
-    if not any(name in first.get("function", "") for name in libc_names):
-        problems.append("innermost frame %s is none of %s" % (describe(first), ", ".join(libc_names)))
+    # glibc 2.41 and later enter a cancellable system call through internal functions
+    # (__syscall_cancel_arch, __internal_syscall_cancel) that a stripped libc does not name:
+    # the innermost named frame is the function called, with only unnamed libc frames inside it.
+    named = next((f for f in frames if not (native(f) and not f.get("function")
+                                            and os.path.basename(f.get("module", "")).startswith("libc.so"))), first)
+    if not native(named) or not any(name in named.get("function", "") for name in libc_names):
+        problems.append("innermost named frame %s is none of %s" % (describe(named), ", ".join(libc_names)))
     return problems
 
 
@@ -116,14 +121,54 @@ def gdb_stacks(target, workdir):
     argv += ["-x", script]
     run = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          timeout=180)
+    executable = os.readlink("/proc/%d/exe" % target) if isinstance(target, int) else target[0]
+    parts = eval_loop_split_parts(executable)
     stacks, current = {}, None
     for line in run.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("THREAD "):
             current = stacks.setdefault(int(line.split()[1]), [])
         elif line.startswith("FRAME ") and current is not None:
             _, pc, function = line.split(" ", 2)
-            current.append((int(pc, 16), function))
+            pc = int(pc, 16)
+            lookup = pc - 1 if current else pc  # a caller's pc is the return address
+            if function in ("??", "") and any(start <= lookup < end for start, end in parts):
+                function = "_PyEval_EvalFrameDefault.cold"
+            current.append((pc, function))
     return stacks
+
+
+def _binutils(argv):
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          timeout=120).stdout.decode("utf-8", "replace")
+
+
+def eval_loop_split_parts(executable):
+    """[(start, end)]: the code GCC split off _PyEval_EvalFrameDefault ("_PyEval_EvalFrameDefault.cold")
+    in a stripped, position-dependent executable (Debian's interpreters), which gdb cannot name.
+    From binutils alone: nm for the function, objdump's decoded jumps out of it, and readelf's
+    unwind ranges (FDEs) that two of them land in, one past the range's start (no compiler jumps
+    into the middle of another function). Empty for files with a symbol table (gdb names the
+    parts from it) and for position-independent ones (their addresses would need the bias)."""
+    headers = _binutils(["readelf", "-hS", executable])
+    if "EXEC (Executable file)" not in headers or " .symtab " in headers:
+        return []
+    loop = re.search(r"^([0-9a-f]+) ([0-9a-f]+) T _PyEval_EvalFrameDefault$",
+                     _binutils(["nm", "-DS", "--defined-only", executable]), re.M)
+    if loop is None:
+        return []
+    start, size = int(loop.group(1), 16), int(loop.group(2), 16)
+    code = _binutils(["objdump", "-d", "--no-show-raw-insn", "--start-address=%#x" % start,
+                      "--stop-address=%#x" % (start + size), executable])
+    targets = sorted(set(int(t, 16) for t in re.findall(r"\s(?:jmp|j[a-z]{1,3})\s+([0-9a-f]+)\b", code)))
+    targets = [t for t in targets if not start <= t < start + size]
+    ranges = [(int(a, 16), int(b, 16)) for a, b in re.findall(
+        r" FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", _binutils(["readelf", "--debug-dump=frames", executable]))]
+    parts = []
+    for low, high in ranges:
+        landed = [t for t in targets if low <= t < high]
+        if low != start and len(landed) >= 2 and any(t != low for t in landed):
+            parts.append((low, high))
+    return parts
 
 
 def gdb_problems(thread, gdb_frames):

@@ -14,7 +14,8 @@ constexpr uint8_t kApplicationMask = 0x70;
 constexpr uint8_t kDataRelSData4 = 0x3b;  // the only table encoding a binary search can use
 constexpr uint64_t kMaxFdes = 1u << 24;   // bounds a damaged header
 
-// Bytes taken by a value of `encoding` (0 for omitted), nullopt for variable-length formats.
+}  // namespace
+
 std::optional<size_t> encoded_size(uint8_t encoding) {
   if (encoding == kOmit) return 0;
   switch (encoding & kFormatMask) {
@@ -25,8 +26,6 @@ std::optional<size_t> encoded_size(uint8_t encoding) {
     default: return std::nullopt;    // uleb128, sleb128
   }
 }
-
-}  // namespace
 
 std::optional<EhFrameTable> find_eh_frame_table(const LoadedModule& module, const Memory& memory) {
   const ElfFile& elf = module.elf();

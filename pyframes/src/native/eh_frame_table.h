@@ -19,6 +19,10 @@ struct EhFrameTable {
   uint64_t fde_count = 0;
 };
 
+// Bytes taken by a value of DWARF pointer `encoding` (0 for omitted), nullopt for the
+// variable-length formats (uleb128, sleb128).
+std::optional<size_t> encoded_size(uint8_t encoding);
+
 // The table of `module`, its header read through `memory` (the bytes the process had mapped);
 // nullopt when the module has no .eh_frame_hdr, or one without a searchable table.
 std::optional<EhFrameTable> find_eh_frame_table(const LoadedModule& module, const Memory& memory);

@@ -7,8 +7,6 @@ namespace pyframes::native {
 
 namespace {
 
-constexpr std::string_view kEvalLoop = "_PyEval_EvalFrameDefault";
-
 size_t count_eval_frames(const std::vector<Frame>& frames) {
   return static_cast<size_t>(std::count_if(frames.begin(), frames.end(), is_eval_loop_frame));
 }
@@ -62,8 +60,8 @@ void merge_thread(Thread& thread, NativeStack& stack) {
 bool is_eval_loop_frame(const Frame& frame) {
   if (frame.kind != Frame::Kind::Native) return false;
   const std::string_view name = frame.function;
-  return name.substr(0, kEvalLoop.size()) == kEvalLoop &&
-         (name.size() == kEvalLoop.size() || name[kEvalLoop.size()] == '.');
+  return name.substr(0, kEvalLoopFunction.size()) == kEvalLoopFunction &&
+         (name.size() == kEvalLoopFunction.size() || name[kEvalLoopFunction.size()] == '.');
 }
 
 size_t python_runs(const std::vector<Frame>& python_frames) {

@@ -14,6 +14,9 @@
 
 namespace pyframes::native {
 
+// The evaluation loop's symbol.
+inline constexpr std::string_view kEvalLoopFunction = "_PyEval_EvalFrameDefault";
+
 // True for a frame of the evaluation loop, including compiler-split parts of it
 // ("_PyEval_EvalFrameDefault.cold").
 bool is_eval_loop_frame(const Frame& frame);

@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "elf/build_id.h"
+#include "native/merge_native.h"
+#include "native/split_parts.h"
 
 namespace pyframes::native {
 
@@ -54,6 +56,22 @@ std::unique_ptr<ElfFile> debug_file_for(const ElfFile& elf, const std::vector<st
   return nullptr;
 }
 
+// The parts GCC split off the evaluation loop, as local symbols named "NAME.cold" like the
+// ones .symtab would have held; nothing for a part that starts at a symbol already known.
+void add_split_parts(const ElfFile& elf, std::vector<ElfFunction>& symbols, std::deque<std::string>& names) {
+  const auto loop = std::find_if(symbols.begin(), symbols.end(),
+                                 [](const ElfFunction& f) { return f.name == kEvalLoopFunction && f.size != 0; });
+  if (loop == symbols.end()) return;
+  const ElfFunction function = *loop;
+  for (const CodeRange& part : split_parts_of(elf, function.value, function.size)) {
+    const bool named = std::any_of(symbols.begin(), symbols.end(),
+                                   [&](const ElfFunction& f) { return f.value == part.start; });
+    if (named) continue;
+    names.push_back(fmt::format("{}.cold", function.name));
+    symbols.push_back(ElfFunction{part.start, part.end - part.start, names.back(), false, false});
+  }
+}
+
 }  // namespace
 
 std::string demangle(std::string_view name) {
@@ -86,6 +104,7 @@ const Symbolizer::Table& Symbolizer::table(const std::string& target_path, const
     std::vector<ElfFunction> full = table.debug_file->function_symbols(false);
     symbols.insert(symbols.end(), full.begin(), full.end());
   }
+  if (!elf.has_symtab() && !table.debug_file) add_split_parts(elf, symbols, table.split_names);
   std::sort(symbols.begin(), symbols.end(), [](const ElfFunction& a, const ElfFunction& b) {
     return a.value != b.value ? a.value < b.value : preferred(a, b);
   });

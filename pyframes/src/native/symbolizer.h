@@ -1,8 +1,11 @@
 // Native frames get names: the function symbol that contains the address (.symtab, else a
 // separate debug file found by build-id, plus .dynsym), demangled; "module+0xoffset" data when
-// nothing is known. Symbol tables are read once per module and dump.
+// nothing is known. In a stripped file the evaluation loop's compiler-split part is named too
+// ("_PyEval_EvalFrameDefault.cold", see split_parts.h): --native merges at its frames. Symbol
+// tables are read once per module and dump.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +37,7 @@ class Symbolizer {
   struct Table {
     std::unique_ptr<ElfFile> debug_file;  // holds the names of `functions` when they came from it
     std::vector<Function> functions;      // sorted by start, one per address
+    std::deque<std::string> split_names;  // "NAME.cold" of split parts found in a stripped file
   };
   const Table& table(const std::string& target_path, const LoadedModule& module);
 
