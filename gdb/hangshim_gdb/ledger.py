@@ -21,27 +21,12 @@ import gdb
 
 from . import target as targets
 from .frames_text import printable
-from .parsing import (core_holds, core_sections_with_contents, ledger_name_pid, ledger_regions,
-                      parse_gdb_mappings, parse_proc_maps)
+from .parsing import core_holds, core_sections_with_contents, ledger_name_pid, ledger_regions
 from .tools import HANGSHIM, ToolError, run
 
 LEDGER_TIMEOUT = 60
 _DELETED = " (deleted)"
 
-
-def _mappings(target):
-    if target.kind == "live":
-        try:
-            with open("/proc/%d/maps" % target.pid) as f:
-                return parse_proc_maps(f.read())
-        except OSError as error:
-            raise ToolError("pyframes ledger: cannot read /proc/%d/maps: %s (run gdb as the process's user or root)"
-                            % (target.pid, error.strerror))
-    try:
-        text = gdb.execute("info proc mappings", to_string=True)
-    except gdb.error as error:
-        raise ToolError("pyframes ledger: gdb cannot list the mappings of %s: %s" % (target.describe(), error))
-    return parse_gdb_mappings(text)
 
 
 def _choose(target, regions):
@@ -89,7 +74,7 @@ def _core_holds(target, region):
 
 def ledger_bytes(target):
     """(name, bytes, source description, notes) of the target's ledger."""
-    region, note = _choose(target, ledger_regions(_mappings(target)))
+    region, note = _choose(target, ledger_regions(targets.mappings(target, "pyframes ledger")))
     notes = [note] if note else []
     path = region[0]
     # gdb reads pages a core left out from the mapped file as it is now, without saying so: only

@@ -4,7 +4,11 @@ what `pyframes --native` applies to its own unwind): the thread's Python frames 
 native frames go to `pyframes --merge-json --native` as a JSON document, and its answer is
 either the merged frames or the Python frames with the native ones left apart and a note
 saying why (the counts of evaluation-loop calls and Python runs differ, the Python stack was
-cut short)."""
+cut short).
+
+gdb names no frame of the evaluation loop's split-off part in a stripped interpreter (Debian's
+3.14 and 3.15 run almost all of it there): when some frame has no name, the target's mappings go
+along, and pyframes names such frames with --native's own symbolizer."""
 import json
 import os
 import shutil
@@ -26,13 +30,28 @@ def _python_document(frame):
     return dict((k, v) for k, v in frame.items() if k != "locals")
 
 
-def merge(thread, native_frames, problem):
+def _target_mappings():
+    """The selected target's mappings, or [] when gdb cannot list them (the frames
+    then keep gdb's names: nothing is merged wrongly, at worst not at all)."""
+    from . import target as targets  # imports gdb: not at module level (tests/gdb/test_parsing.py)
+    try:
+        return targets.mappings(targets.current(), "pyframes bt --native")
+    except ToolError:
+        return []
+
+
+def merge(thread, native_frames, problem, mappings=None):
     """(merged, note): merged is a list of ("native", gdb frame) and ("python", index into the
     thread's frames) items when pyframes merged the stacks, else None; note is pyframes' note
-    (why not merged, or that the native stack may be incomplete), or empty."""
+    (why not merged, or that the native stack may be incomplete), or empty. `mappings`: the
+    target's, as parsing.Mapping; None asks gdb for them when some frame has no name."""
     if not native_frames:
         return None, "native stack not available: %s" % (problem or "gdb has no frames for this thread")
-    document = {"processes": [{"pid": 0, "python": "", "threads": [{
+    if mappings is None:
+        mappings = _target_mappings() if any(not f.get("name") for f in native_frames) else []
+    mappings = [{"start": m.start, "end": m.end, "offset": m.offset, "path": m.path}
+                for m in mappings if m.path.startswith("/") and m.end > m.start]
+    document = {"processes": [{"pid": 0, "python": "", "mappings": mappings, "threads": [{
         "native_id": thread.get("native_id", 0), "thread_id": thread.get("thread_id", 0),
         "truncated": bool(thread.get("truncated")), "truncation_reason": thread.get("truncation_reason", ""),
         "frames": [_python_document(f) for f in thread.get("frames", [])],

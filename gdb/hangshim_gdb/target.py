@@ -5,7 +5,8 @@ import os
 
 import gdb
 
-from .parsing import core_path_from_info_target, lib_search_from_solib_path, root_from_sysroot
+from .parsing import (core_path_from_info_target, lib_search_from_solib_path, parse_gdb_mappings, parse_proc_maps,
+                      root_from_sysroot)
 from .tools import ToolError
 
 
@@ -43,6 +44,23 @@ class Target(object):
         for directory in self.lib_search:
             args += ["--lib-search", directory]
         return args + ["--", core_path]
+
+
+def mappings(target, command):
+    """The target's mappings (parsing.Mapping): /proc/PID/maps of a live process, gdb's `info proc
+    mappings` (a core's NT_FILE note, gdbserver's /proc) otherwise; ToolError naming `command`."""
+    if target.kind == "live":
+        try:
+            with open("/proc/%d/maps" % target.pid) as f:
+                return parse_proc_maps(f.read())
+        except OSError as error:
+            raise ToolError("%s: cannot read /proc/%d/maps: %s (run gdb as the process's user or root)"
+                            % (command, target.pid, error.strerror))
+    try:
+        text = gdb.execute("info proc mappings", to_string=True)
+    except gdb.error as error:
+        raise ToolError("%s: gdb cannot list the mappings of %s: %s" % (command, target.describe(), error))
+    return parse_gdb_mappings(text)
 
 
 def _parameter(name):

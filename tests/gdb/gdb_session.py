@@ -91,8 +91,10 @@ def parse_frames(lines):
 
 
 # gdb's own header in `thread apply all`: 'Thread 2 (Thread 0x7f... (LWP 123) "name"):', or
-# through gdbserver 'Thread 2 (Thread 120.123 "name"):'.
-_APPLY_HEADER = re.compile(r"^Thread (\d+) \((?:.*?LWP |Thread \d+\.)(\d+)[) ]")
+# through gdbserver 'Thread 2 (Thread 120.123 "name"):'; without libthread_db (a C library gdb
+# has none for) 'Thread 2 (LWP 123 "name"):', and for a process of one thread
+# 'Thread 1 (process 123 "name"):'.
+_APPLY_HEADER = re.compile(r"^Thread (\d+) \((?:.*?LWP |Thread \d+\.|process )(\d+)[) ]")
 # The extension's header in `pyframes bt --all`: 'Thread 2 (LWP 123) "name" (holds the GIL):'.
 _ALL_HEADER = re.compile(r'^Thread (\d+) \(LWP (\d+)\)(?: "(.*?)")?(?: \(([^()]*)\))?:$')
 

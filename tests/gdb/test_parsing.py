@@ -2,12 +2,18 @@
 command arguments, and its round trip through pyframes for the --native merge (the rule is
 pyframes' own, in C++)."""
 import os
+import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gdb"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "gdb"))
+sys.path.insert(0, os.path.join(HERE, "..", "native"))
 
 from hangshim_gdb import frames_text, libpython_text, native_merge, parsing  # noqa: E402
+import native_checks  # noqa: E402  (tests/native: binutils' view of the interpreter)
+
+STRIPPED_PYTHON = "/usr/bin/python3.11"
 
 
 class InfoTarget(unittest.TestCase):
@@ -230,8 +236,35 @@ class NativeMerge(unittest.TestCase):
             merged, _ = native_merge.merge(thread([py("f", True)]), [native(name)], "")
             self.assertEqual(merged, [("python", 0)], name)
         for other in ("_PyEval_EvalFrame", "_PyEval_EvalFrameDefaultX", "PyEval_EvalFrameEx", None, ""):
-            merged, _ = native_merge.merge(thread([py("f", True)]), [native(other)], "")
+            merged, _ = native_merge.merge(thread([py("f", True)]), [native(other)], "", mappings=[])
             self.assertIsNone(merged, other)
+
+    @unittest.skipUnless(os.path.exists(STRIPPED_PYTHON), "no %s (Debian's python3.11)" % STRIPPED_PYTHON)
+    def test_frames_gdb_cannot_name_are_named_through_the_mappings(self):
+        """gdb shows "??" for the evaluation loop's split-off part in a stripped interpreter; with
+        the target's mappings pyframes names it, and merges there. Where that part is comes from
+        binutils (tests/native/native_checks.py), the mappings from a running interpreter."""
+        parts = native_checks.eval_loop_split_parts(STRIPPED_PYTHON)
+        if not parts:
+            self.skipTest("%s has no split-off part of the evaluation loop" % STRIPPED_PYTHON)
+        sleeper = subprocess.Popen([STRIPPED_PYTHON, "-c", "import time; print(flush=True); time.sleep(60)"],
+                                   stdout=subprocess.PIPE)
+        try:
+            sleeper.stdout.readline()  # it runs: its mappings are the interpreter's
+            with open("/proc/%d/maps" % sleeper.pid) as f:
+                mappings = parsing.parse_proc_maps(f.read())
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        start, end = parts[0]
+        unnamed = {"name": None, "pc": (start + end) // 2, "level": 1, "where": STRIPPED_PYTHON}
+        stack = [native("sleep"), unnamed, native("main")]
+        merged, note = native_merge.merge(thread([py("f", True)]), stack, "", mappings=mappings)
+        self.assertEqual(merged, [("native", stack[0]), ("python", 0), ("native", stack[2])], note)
+        # Without the mappings nothing names it: not merged, never merged wrongly.
+        merged, note = native_merge.merge(thread([py("f", True)]), stack, "", mappings=[])
+        self.assertIsNone(merged)
+        self.assertIn("0 calls of the evaluation loop", note)
 
 
 if __name__ == "__main__":

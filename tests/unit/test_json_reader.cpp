@@ -198,6 +198,11 @@ TEST_CASE("json dump: a document of the wrong shape names the field") {
       {R"({"processes": [{"pid": 1.5, "threads": []}]})", "processes[0].pid is not an integer"},
       {R"({"processes": [{"command_line": ["a", 2], "threads": []}]})", "command_line[1] is not a string"},
       {R"({"processes": [], "errors": [{"pid": 1}]})", "errors[0].target is missing"},
+      {R"({"processes": [{"threads": [], "mappings": 7}]})", "processes[0].mappings is not an array"},
+      {R"({"processes": [{"threads": [], "mappings": [{"start": 8192, "end": 4096, "path": "/x"}]}]})",
+       "processes[0].mappings[0].end is not past start"},
+      {R"({"processes": [{"threads": [], "mappings": [{"start": -1, "end": 4096}]}]})",
+       "processes[0].mappings[0].start is not an unsigned integer"},
   };
   for (const Case& c : cases) {
     INFO("document: " << c.text);
@@ -208,6 +213,23 @@ TEST_CASE("json dump: a document of the wrong shape names the field") {
     CHECK(dump.error().kind == ErrorKind::Corrupt);
     CHECK(dump.error().message.find(c.mentions) != std::string::npos);
   }
+}
+
+TEST_CASE("json dump: a debugger's mappings are read per process (pyframes writes none)") {
+  auto doc = parse_json(R"({"processes": [{"threads": []},
+      {"threads": [], "mappings": [{"start": 4194304, "end": 4198400, "offset": 0, "path": "/usr/bin/python3.11"},
+                                   {"start": 8192, "end": 12288}]}]})");
+  REQUIRE(doc.ok());
+  auto dump = dump_from_json(*doc);
+  REQUIRE(dump.ok());
+  REQUIRE(dump->mappings.size() == 2);
+  CHECK(dump->mappings[0].empty());
+  REQUIRE(dump->mappings[1].size() == 2);
+  CHECK(dump->mappings[1][0].start == 0x400000);
+  CHECK(dump->mappings[1][0].end == 0x401000);
+  CHECK(dump->mappings[1][0].path == "/usr/bin/python3.11");
+  CHECK(dump->mappings[1][1].path.empty());
+  CHECK(render_json(dump->processes, {}).find("mappings") == std::string::npos);
 }
 
 TEST_CASE("json dump: unknown fields are ignored, nulls count as absent") {

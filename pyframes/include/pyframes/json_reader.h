@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pyframes/model.h"
+#include "pyframes/module_map.h"
 #include "pyframes/render.h"
 #include "pyframes/result.h"
 
@@ -64,6 +65,10 @@ Result<std::vector<JsonValue>> parse_json_stream(std::string_view text);
 struct JsonDump {
   std::vector<Process> processes;
   std::vector<FailedTarget> failures;
+  // Per process: the target's mappings a debugger sent with its native frames ("mappings":
+  // [{"start", "end", "offset", "path"}], gdb's `info proc mappings`), to name the frames it
+  // could not; empty when the document has none. pyframes itself does not write them.
+  std::vector<std::vector<Mapping>> mappings;
 };
 
 // The processes and errors of one document written by render_json (fields it does not know are

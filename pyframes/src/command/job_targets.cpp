@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "native/carried_frames.h"
 #include "pyframes/json_reader.h"
 #include "select/process_select.h"
 
@@ -124,7 +125,9 @@ int load_json_dumps(const std::vector<std::string>& files, const Sources& source
         fail(dump.error());
         break;
       }
-      for (Process& process : dump->processes) {
+      for (size_t i = 0; i < dump->processes.size(); ++i) {
+        Process& process = dump->processes[i];
+        native::name_carried_native_frames(process, dump->mappings[i]);
         // Saved from a live process, the data now comes from the file: its /proc is not ours.
         if (process.source.empty() || process.source.rfind("pid ", 0) == 0) process.source = name;
         processes.push_back(std::move(process));

@@ -189,6 +189,24 @@ Process read_process(const JsonValue& value, std::string path, std::optional<std
   return process;
 }
 
+std::vector<Mapping> read_mappings(const JsonValue& value, std::string path, std::optional<std::string>& problem) {
+  ObjectReader fields(value, std::move(path), problem);
+  std::vector<Mapping> mappings;
+  const auto& items = fields.array("mappings");
+  for (size_t i = 0; i < items.size() && !problem; ++i) {
+    ObjectReader item(items[i], fmt::format("{}.mappings[{}]", fields.path(), i), problem);
+    Mapping mapping;
+    mapping.start = item.uint64("start");
+    mapping.end = item.uint64("end");
+    mapping.file_offset = item.uint64("offset");
+    mapping.path = item.text("path");
+    mapping.readable = true;
+    if (mapping.end <= mapping.start) item.complain(item.field("end"), "is not past start");
+    mappings.push_back(std::move(mapping));
+  }
+  return mappings;
+}
+
 FailedTarget read_failure(const JsonValue& value, std::string path, std::optional<std::string>& problem) {
   ObjectReader fields(value, std::move(path), problem);
   FailedTarget failure;
@@ -213,6 +231,7 @@ Result<JsonDump> dump_from_json(const JsonValue& document) {
   dump.processes.reserve(processes.size());
   for (size_t i = 0; i < processes.size() && !problem; ++i) {
     dump.processes.push_back(read_process(processes[i], fmt::format("processes[{}]", i), problem));
+    if (!problem) dump.mappings.push_back(read_mappings(processes[i], fmt::format("processes[{}]", i), problem));
   }
   const auto& errors = fields.array("errors");
   for (size_t i = 0; i < errors.size() && !problem; ++i) {
