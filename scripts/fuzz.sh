@@ -134,7 +134,10 @@ make_seeds() {
       "$cc" -O1 -shared -fPIC -o "$dir/libpython-seed.so" "$top/tests/fuzz/seeds/seed_elf.c"
       "$cc" -O1 -no-pie -o "$dir/python-seed-exe" "$top/tests/fuzz/seeds/seed_elf.c"
       cp "$dir/libpython-seed.so" "$dir/libpython-seed-stripped.so"
-      strip "$dir/libpython-seed-stripped.so" ;;
+      strip "$dir/libpython-seed-stripped.so"
+      # A function GCC splits into hot and cold parts, stripped: the split-part search's input.
+      "$cc" -O2 -rdynamic -o "$dir/split-seed" "$top/tests/unit/fixtures/split_function.c"
+      strip --strip-all "$dir/split-seed" ;;
     ledger)
       "$bin/make_ledger_seeds" "$dir" ;;
     flight_recorder)

@@ -1,6 +1,7 @@
 // The ELF reader on hostile files: what locate_python asks of a module (runtime symbols from
 // .dynsym and .symtab, sections, initialized bytes at symbol addresses, the load bias from
-// mappings like the kernel would make for its PT_LOAD segments).
+// mappings like the kernel would make for its PT_LOAD segments), and what naming a stripped
+// module's native frames reads (unwind ranges from .eh_frame_hdr, split-off parts).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "elf/elf_file.h"
 #include "elf/loaded_module.h"
 #include "fuzz_support.h"
+#include "native/split_parts.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::InputFile input(data, size);
@@ -47,5 +49,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     mappings.push_back(m);
   }
   (void)pyframes::compute_load_bias(file, mappings);
+
+  size_t functions = 0;
+  for (const auto& function : file.function_symbols(true)) {
+    if (++functions > 64) break;
+    (void)pyframes::native::unwind_range_at(file, function.value);
+    (void)pyframes::native::split_parts_of(file, function.value, function.size);
+  }
   return 0;
 }
