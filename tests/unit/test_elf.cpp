@@ -3,6 +3,7 @@
 // after dlopen of a libpython.
 #include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -133,4 +134,17 @@ TEST_CASE("version detection: file names and the PY_VERSION string in .rodata") 
       CHECK(found->micro >= 0);
     }
   }
+}
+
+TEST_CASE("ELF files: a FIFO or a directory is refused at once, never waited on") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pyframes-elf-fifo-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "libpython3.11.so").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, dir.string()}) {
+    auto opened = ElfFile::open(path);  // with no writer, a blocking open of the FIFO never returns
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.error().message.find("not a regular file") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,7 @@
 #include "elf/elf_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
@@ -27,13 +28,19 @@ Result<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
   init_libelf();
   std::unique_ptr<ElfFile> file(new ElfFile());
   file->path_ = path;
-  file->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a path that names a FIFO (a file replaced after it was mapped, a path in a
+  // --merge-json document) must not block the open; only regular files are read.
+  file->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file->fd_ < 0) {
     int error = errno;
     ErrorKind kind = error == ENOENT ? ErrorKind::NotFound
                      : (error == EACCES || error == EPERM) ? ErrorKind::PermissionDenied
                                                             : ErrorKind::Io;
     return make_error(kind, fmt::format("cannot open {}: {}", path, std::strerror(error)));
+  }
+  struct stat status {};
+  if (::fstat(file->fd_, &status) != 0 || !S_ISREG(status.st_mode)) {
+    return make_error(ErrorKind::Corrupt, fmt::format("{} is not a regular file", path));
   }
   file->elf_ = elf_begin(file->fd_, ELF_C_READ_MMAP, nullptr);
   if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) {
