@@ -72,7 +72,8 @@ class Parser {
     std::memcpy(&expected, kMagic, sizeof(expected));
     if (magic == 0) {
       return make_error(ErrorKind::Corrupt, fmt::format("{}: the ledger header was never completed", out_.source),
-                        "the process was killed while creating it; nothing was recorded");
+                        "a ledger caught while being created (its writer publishes the header last), or a "
+                        "damaged file; nothing was recorded in it");
     }
     if (std::memcmp(&magic, kMagic, 7) != 0) {
       return make_error(ErrorKind::Corrupt, fmt::format("{}: not a hangshim ledger (bad magic)", out_.source),

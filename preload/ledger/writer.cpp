@@ -73,12 +73,17 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
   g.strings_size = std::clamp<uint32_t>(g.strings_size, 4096, kMaxStringsSize);
   Layout layout = compute_layout(g);
 
-  // A file left by an earlier process with the same name (pid reuse) is replaced; O_EXCL and
-  // O_NOFOLLOW make sure we never write through a link someone planted.
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // Made under a temporary name and renamed into place once its header is published, so a
+  // reader listing the directory never meets a ledger being created (an empty file, a header
+  // without its magic, which reads as damaged); a process killed meanwhile leaves only NAME.new,
+  // which no reader lists. A file left by an earlier process with either name (pid reuse) is
+  // replaced; O_EXCL and O_NOFOLLOW make sure we never write through a link someone planted,
+  // and rename replaces a link at `path` rather than following it.
+  const std::string temporary = path + ".new";
+  int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST) {
-    ::unlink(path.c_str());
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    ::unlink(temporary.c_str());
+    fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   }
   if (fd < 0) {
     int err = errno;
@@ -89,7 +94,7 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
   auto fail = [&](const char* what) -> pyframes::Error {
     int err = errno;
     ::close(fd);
-    ::unlink(path.c_str());
+    ::unlink(temporary.c_str());
     return make_error(ErrorKind::Io,
                       fmt::format("cannot {} ledger {} ({} bytes): {}", what, path, layout.file_size, std::strerror(err)),
                       err == ENOSPC ? "free space in HANGSHIM_DIR (/dev/shm is often small in containers: --shm-size) or lower HANGSHIM_RING"
@@ -164,6 +169,12 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
   uint64_t magic;
   std::memcpy(&magic, kMagic, sizeof(magic));
   store_release(*reinterpret_cast<uint64_t*>(h.magic), magic);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    return make_error(ErrorKind::Io, fmt::format("cannot name ledger {}: {}", path, std::strerror(err)),
+                      "set HANGSHIM_DIR to a writable directory");  // w unmaps and closes it
+  }
   return w;
 }
 

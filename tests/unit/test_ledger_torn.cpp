@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <string>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -112,4 +114,43 @@ TEST_CASE("ledger: readers never see a torn record while writers reuse slots") {
   CHECK(bad.load() == 0);
   CHECK(checked.load() > 1000);
   CHECK(written.load() > laps);
+}
+
+TEST_CASE("ledger: a ledger being created never shows under its own name unfinished") {
+  // A reader lists the directory's *.ledger files while ledgers are made in it: each one it
+  // finds must read whole (before, the file existed from open() on: empty, then with a header
+  // whose magic was not yet stored, read as "never completed" by a test polling a starting job).
+  TempDir dir;
+  REQUIRE_FALSE(dir.path().empty());
+  constexpr int kLedgers = 40;
+  std::atomic<bool> done{false};
+  std::thread maker([&] {
+    for (int i = 0; i < kLedgers; ++i) {
+      auto writer = ledger_test::make_writer(dir.file("hangshim-r" + std::to_string(i) + "-unit-1.ledger"));
+      REQUIRE(writer != nullptr);
+    }
+    done = true;
+  });
+  int reads = 0;
+  std::vector<std::string> failures;
+  while (!done.load()) {
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path(), ignored)) {
+      const std::string path = entry.path().string();
+      if (entry.path().extension() != ".ledger") continue;
+      auto ledger = read_ledger_file(path);
+      ++reads;
+      if (!ledger) failures.push_back(ledger.error().message);
+    }
+  }
+  maker.join();
+  CHECK(failures.empty());
+  if (!failures.empty()) MESSAGE(failures.size() << " of " << reads << " reads failed, first: " << failures.front());
+  size_t ledgers = 0, unfinished = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ledgers += entry.path().extension() == ".ledger";
+    unfinished += entry.path().extension() == ".new";
+  }
+  CHECK(ledgers == kLedgers);
+  CHECK(unfinished == 0);
 }
