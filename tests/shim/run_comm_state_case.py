@@ -346,8 +346,19 @@ def case_two_jobs(c):
         return doc_job["key"].startswith("launcher:") and (":%d:" % job.pid) in doc_job["key"]
 
     def kill(job):
+        # Every process of the job gone, not only its launcher: the ranks (the driver's children,
+        # reaped by init once it died) exist a moment after SIGKILL, and the report counts a rank
+        # whose process exists as running (it picked the killed job B as the newest running one).
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                os.killpg(job.pid, 0)
+            except ProcessLookupError:
+                return
+            expect(time.monotonic() < deadline, "job %d: processes of its group still exist 60 s after SIGKILL" % job.pid)
+            time.sleep(0.05)
 
     try:
         a = start("window_skip")
