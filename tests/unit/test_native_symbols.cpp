@@ -155,3 +155,57 @@ TEST_CASE("native symbols: every libpython and the static interpreter have a sea
     CHECK(table->start_ip < table->end_ip);
   }
 }
+
+// The one header parser that both the target's memory and split_parts.cpp read through: the
+// real header of the static interpreter, then the same bytes cut or altered.
+TEST_CASE("native symbols: .eh_frame_hdr's header parsed from bytes, cut and altered headers refused") {
+  if (!std::filesystem::exists(kStaticPython)) return;  // the libpython case above covers the rest
+  auto elf = ElfFile::open(kStaticPython);
+  REQUIRE(elf);
+  const ElfSection* hdr = (*elf)->section(".eh_frame_hdr");
+  REQUIRE(hdr != nullptr);
+  const std::string bytes((*elf)->bytes_at(hdr->address, hdr->size));
+  REQUIRE(bytes.size() == hdr->size);
+  const auto header = native::parse_eh_frame_header(bytes);
+  REQUIRE(header);
+  CHECK(header->size == 12);  // GCC's and binutils' encodings: sdata4 eh_frame_ptr, udata4 count
+  CHECK(header->size + header->fde_count * 8 == hdr->size);
+
+  for (size_t cut = 0; cut < header->size; ++cut) {
+    CAPTURE(cut);
+    CHECK_FALSE(native::parse_eh_frame_header(std::string_view(bytes).substr(0, cut)));
+  }
+  auto altered = [&](size_t at, char value) {
+    std::string copy = bytes.substr(0, header->size);
+    copy[at] = value;
+    return native::parse_eh_frame_header(copy);
+  };
+  CHECK_FALSE(altered(0, 2));           // version 2
+  CHECK_FALSE(altered(3, 0x03));        // udata4 table: not data-relative
+  CHECK_FALSE(altered(2, char(0xff)));  // no count
+  CHECK_FALSE(altered(2, 0x13));        // a pc-relative count
+  {
+    std::string copy = bytes.substr(0, header->size);
+    copy[2] = 0x0b;  // an sdata4 count, as the real one: the same count ...
+    const auto same = native::parse_eh_frame_header(copy);
+    REQUIRE(same);
+    CHECK(same->fde_count == header->fde_count);
+    copy[11] = char(0x80);  // ... this one negative ...
+    CHECK_FALSE(native::parse_eh_frame_header(copy));
+    copy[11] = 0x7f;  // ... this one too large to trust
+    CHECK_FALSE(native::parse_eh_frame_header(copy));
+    copy[8] = 5, copy[9] = copy[10] = copy[11] = 0;  // ... and this one is 5
+    const auto five = native::parse_eh_frame_header(copy);
+    REQUIRE(five);
+    CHECK(five->fde_count == 5);
+  }
+  {
+    // A udata2 count after an 8-byte eh_frame_ptr: the count's place follows the encodings.
+    std::string copy = bytes.substr(0, 4) + std::string(8, '\0') + std::string("\x03\x00", 2);
+    copy[1] = 0x04, copy[2] = 0x02;
+    const auto three = native::parse_eh_frame_header(copy);
+    REQUIRE(three);
+    CHECK(three->size == 14);
+    CHECK(three->fde_count == 3);
+  }
+}

@@ -27,6 +27,29 @@ std::optional<size_t> encoded_size(uint8_t encoding) {
   }
 }
 
+std::optional<EhFrameHeader> parse_eh_frame_header(std::string_view bytes) {
+  // version, eh_frame_ptr_enc, fde_count_enc, table_enc, then eh_frame_ptr and fde_count.
+  if (bytes.size() < 4) return std::nullopt;
+  const auto* head = reinterpret_cast<const unsigned char*>(bytes.data());
+  const uint8_t frame_ptr_encoding = head[1], count_encoding = head[2], table_encoding = head[3];
+  const auto frame_ptr_size = encoded_size(frame_ptr_encoding);
+  const auto count_size = encoded_size(count_encoding);
+  // A count relative to something, or no count at all, would need a linear search.
+  if (head[0] != 1 || table_encoding != kDataRelSData4 || !frame_ptr_size || !count_size || *count_size == 0 ||
+      (count_encoding & kApplicationMask) != 0) {
+    return std::nullopt;
+  }
+  const size_t count_at = 4 + *frame_ptr_size;
+  if (bytes.size() < count_at + *count_size) return std::nullopt;
+  uint64_t count = 0;
+  std::memcpy(&count, head + count_at, *count_size);  // little-endian: the low bytes come first
+  const bool is_signed = (count_encoding & 0x08) != 0;
+  if (is_signed && *count_size < 8 && (head[count_at + *count_size - 1] & 0x80) != 0) return std::nullopt;
+  if (is_signed && *count_size == 8 && (count >> 63) != 0) return std::nullopt;
+  if (count == 0 || count > kMaxFdes) return std::nullopt;
+  return EhFrameHeader{count_at + *count_size, count};
+}
+
 std::optional<EhFrameTable> find_eh_frame_table(const LoadedModule& module, const Memory& memory) {
   const ElfFile& elf = module.elf();
   const auto header_vaddr = elf.eh_frame_hdr();
@@ -41,28 +64,15 @@ std::optional<EhFrameTable> find_eh_frame_table(const LoadedModule& module, cons
   }
   if (table.start_ip >= table.end_ip) return std::nullopt;
 
-  // version, eh_frame_ptr_enc, fde_count_enc, table_enc, then eh_frame_ptr and fde_count.
+  // The longest header's worth: a shorter one is followed by its table's first entries (and
+  // linkers place .eh_frame after it in the same segment), so these bytes are mapped.
   table.header = *header_vaddr + module.bias();
-  uint8_t head[4];
-  if (memory.read(table.header, head, sizeof head) != ReadStatus::Ok || head[0] != 1) return std::nullopt;
-  const uint8_t frame_ptr_encoding = head[1], count_encoding = head[2], table_encoding = head[3];
-  const auto frame_ptr_size = encoded_size(frame_ptr_encoding);
-  const auto count_size = encoded_size(count_encoding);
-  // A count relative to something, or no count at all, would need a linear search.
-  if (table_encoding != kDataRelSData4 || !frame_ptr_size || !count_size || *count_size == 0 ||
-      (count_encoding & kApplicationMask) != 0) {
-    return std::nullopt;
-  }
-  uint64_t count_address = table.header + sizeof head + *frame_ptr_size;
-  unsigned char count_bytes[8] = {};
-  if (memory.read(count_address, count_bytes, *count_size) != ReadStatus::Ok) return std::nullopt;
-  uint64_t count = 0;
-  std::memcpy(&count, count_bytes, *count_size);  // little-endian: the low bytes come first
-  const bool is_signed = (count_encoding & 0x08) != 0;
-  if (is_signed && *count_size < 8 && (count_bytes[*count_size - 1] & 0x80) != 0) return std::nullopt;
-  if (count == 0 || count > kMaxFdes) return std::nullopt;
-  table.fde_count = count;
-  table.table = count_address + *count_size;
+  char bytes[kMaxEhFrameHeaderSize];
+  if (memory.read(table.header, bytes, sizeof bytes) != ReadStatus::Ok) return std::nullopt;
+  const auto header = parse_eh_frame_header(std::string_view(bytes, sizeof bytes));
+  if (!header) return std::nullopt;
+  table.fde_count = header->fde_count;
+  table.table = table.header + header->size;
   return table;
 }
 

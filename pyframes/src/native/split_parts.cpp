@@ -11,7 +11,6 @@ namespace pyframes::native {
 
 namespace {
 
-constexpr uint8_t kDataRelSData4 = 0x3b;        // .eh_frame_hdr's searchable table encoding
 constexpr uint64_t kMaxScannedBytes = 4u << 20;  // of one function (the evaluation loop: ~100 KiB)
 constexpr size_t kMaxAugmentation = 16;          // "zPLR" and friends; longer is not a real CIE
 
@@ -129,21 +128,10 @@ std::optional<CodeRange> unwind_range_at(const ElfFile& elf, uint64_t address) {
   const auto header_vaddr = elf.eh_frame_hdr();
   if (!header_vaddr) return std::nullopt;
   const std::string_view header = elf.bytes_at(*header_vaddr, std::numeric_limits<size_t>::max());
-  Cursor head(header);
-  const uint64_t version = head.fixed(1);
-  const auto frame_ptr_encoding = static_cast<uint8_t>(head.fixed(1));
-  const auto count_encoding = static_cast<uint8_t>(head.fixed(1));
-  const auto table_encoding = static_cast<uint8_t>(head.fixed(1));
-  const auto frame_ptr_size = encoded_size(frame_ptr_encoding);
-  const auto count_size = encoded_size(count_encoding);
-  if (!head.ok() || version != 1 || table_encoding != kDataRelSData4 || !frame_ptr_size || !count_size ||
-      *count_size == 0 || (count_encoding & 0x70) != 0) {
-    return std::nullopt;
-  }
-  head.fixed(*frame_ptr_size);
-  const uint64_t count = head.fixed(*count_size);
-  if (!head.ok() || count == 0 || count > (header.size() - head.at()) / 8) return std::nullopt;  // what the file holds
-  const std::string_view table = header.substr(head.at(), count * 8);
+  const auto parsed = parse_eh_frame_header(header);
+  if (!parsed || parsed->fde_count > (header.size() - parsed->size) / 8) return std::nullopt;  // what the file holds
+  const uint64_t count = parsed->fde_count;
+  const std::string_view table = header.substr(parsed->size, count * 8);
   auto entry = [&](uint64_t index, size_t field) {
     int32_t value = 0;
     std::memcpy(&value, table.data() + index * 8 + field * 4, 4);
