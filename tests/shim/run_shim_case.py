@@ -208,9 +208,11 @@ def case_stall(c):
     # is ended. Nothing here depends on how soon the watchdog gets the CPU.
     err_path = os.path.join(c.dir, "stall.err")
 
+    # Only the report of the skipped call counts: with a 1 s limit, a rank late to init or the
+    # first all_reduce on a loaded machine makes the others report that call too (and go on).
     def stalled():
         with open(err_path) as f:
-            reported = [line for line in f if line.startswith("hangshim: rank ")]
+            reported = [line for line in f if line.startswith("hangshim: rank ") and "all_reduce #2" in line]
         if len(reported) < n - 1 or len(c.ledger_files()) < n:
             return False
         ledgers = c.ledgers_by_rank()
@@ -221,20 +223,29 @@ def case_stall(c):
     ledgers = c.ledgers_by_rank()
     for rank in range(n - 1):
         mine = [line for line in lines if line.startswith("hangshim: rank %d " % rank)]
-        expect(len(mine) == 1, "rank %d: expected one stall line, got %s" % (rank, lines))
+        skipped = [line for line in mine if "all_reduce #2" in line]
+        expect(len(skipped) == 1, "rank %d: expected one stall line for all_reduce #2, got %s" % (rank, lines))
+        expect(mine[-1] == skipped[0], "rank %d: a stall line after the skipped call's: %s" % (rank, lines))
         ledger = ledgers[rank]
         path = os.path.join(c.ledgers, os.path.basename(ledger["ledger"]))
-        for token in ("stalled", "all_reduce #2", path, "hangshim report " + c.ledgers):
-            expect(token in mine[0], "rank %d: %r missing from %r" % (rank, token, mine[0]))
+        for token in ("stalled", path, "hangshim report " + c.ledgers):
+            expect(token in skipped[0], "rank %d: %r missing from %r" % (rank, token, skipped[0]))
         p = ledger["process"]
-        expect(p["stall_count"] == 1, "rank %d: stall count %d" % (rank, p["stall_count"]))
+        expect(p["stall_count"] == len(mine), "rank %d: stall count %d, %d stall lines" % (rank, p["stall_count"], len(mine)))
         stalled = [r for r in ledger["records"] if r["index"] == p["stall_record"]]
         expect(stalled and stalled[0]["op"] == "all_reduce" and stalled[0]["seq"] == 2, "rank %d: stall record" % rank)
         stacks = os.path.join(c.ledgers, p["stacks_file"])
         expect(p["stacks_file"] and os.path.exists(stacks), "rank %d: no stacks file" % rank)
         expect(oct(os.stat(stacks).st_mode & 0o777) == "0o600", "rank %d: stacks file mode" % rank)
-    expect(not [line for line in lines if line.startswith("hangshim: rank %d " % (n - 1))], "the idle rank reported a stall")
-    expect(ledgers[n - 1]["process"]["stall_count"] == 0, "the idle rank's ledger says stalled")
+    # The idle rank never issues all_reduce #2. It may have waited past the limit for a late
+    # peer in init or all_reduce #1 (those completed); it must not report the call it skipped.
+    idle = [line for line in lines if line.startswith("hangshim: rank %d " % (n - 1))]
+    expect(not [line for line in idle if "all_reduce #2" in line], "the idle rank reported the call it skipped: %s" % idle)
+    idle_process = ledgers[n - 1]["process"]
+    expect(idle_process["stall_count"] == len(idle), "the idle rank's ledger counts %d stalls, %d stall lines" %
+           (idle_process["stall_count"], len(idle)))
+    expect(not [r for r in ledgers[n - 1]["records"] if r["op"] == "all_reduce" and r["seq"] == 2],
+           "the idle rank's ledger shows all_reduce #2")
 
 
 def case_killed(c):
