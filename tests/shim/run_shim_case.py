@@ -199,30 +199,43 @@ def case_async(c):
         expect(all(r["completed_ns"] >= r["returned_ns"] > 0 for r in coll), "rank %d: completion before return" % rank)
 
 
-def case_stall(c):
+def case_stall(c, late_rank=None):
     """A rank that skips a collective: the others' watchdogs report the stall once, mark the
-    ledger, dump stacks; the job itself is not changed."""
+    ledger, dump stacks; the job itself is not changed. With late_rank, that rank calls
+    ncclCommInitRank only once the others have reported waiting for it there (a rank descheduled
+    on a busy machine, made certain): each of them then reports that init too, which completes,
+    and the stall after it is still reported and recorded as the hung call."""
     n = 2
     # No stand-in timeout: the waiting rank waits as a real hang would, and the job runs until
     # the ledgers and stderr show the stall (a deadline only a missing report reaches); then it
     # is ended. Nothing here depends on how soon the watchdog gets the CPU.
     err_path = os.path.join(c.dir, "stall.err")
+    go_file = os.path.join(c.dir, "late-rank-go")
+    argv = [c.args.driver, "stall", str(n)] + ([str(late_rank), go_file] if late_rank is not None else [])
+    waiting = [rank for rank in range(n) if rank != late_rank] if late_rank is not None else []
+
+    def rank_lines(text, rank):
+        return [line for line in text.splitlines() if line.startswith("hangshim: rank %d " % rank)]
 
     # Only the report of the skipped call counts: with a 1 s limit, a rank late to init or the
     # first all_reduce on a loaded machine makes the others report that call too (and go on).
     def stalled():
         with open(err_path) as f:
-            reported = [line for line in f if line.startswith("hangshim: rank ") and "all_reduce #2" in line]
+            text = f.read()
+        if late_rank is not None and not os.path.exists(go_file):
+            if all(any("stalled: inside comm_init_rank" in line for line in rank_lines(text, rank)) for rank in waiting):
+                open(go_file, "w").close()  # every other rank has said it waits: the late rank comes
+            return False
+        reported = [line for line in text.splitlines() if line.startswith("hangshim: rank ") and "all_reduce #2" in line]
         if len(reported) < n - 1 or len(c.ledger_files()) < n:
             return False
         ledgers = c.ledgers_by_rank()
         return all(ledgers.get(rank, {}).get("process", {}).get("stacks_file") for rank in range(n - 1))
-    err = run_until_reported([c.args.driver, "stall", str(n)], c.env(HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20),
-                             err_path, stalled, expect)
+    err = run_until_reported(argv, c.env(HANGSHIM_STALL_SECONDS=1, HANGSHIM_POLL_MS=20), err_path, stalled, expect)
     lines = [line for line in err.splitlines() if line.startswith("hangshim:")]
     ledgers = c.ledgers_by_rank()
     for rank in range(n - 1):
-        mine = [line for line in lines if line.startswith("hangshim: rank %d " % rank)]
+        mine = rank_lines(err, rank)
         skipped = [line for line in mine if "all_reduce #2" in line]
         expect(len(skipped) == 1, "rank %d: expected one stall line for all_reduce #2, got %s" % (rank, lines))
         expect(mine[-1] == skipped[0], "rank %d: a stall line after the skipped call's: %s" % (rank, lines))
@@ -239,13 +252,25 @@ def case_stall(c):
         expect(oct(os.stat(stacks).st_mode & 0o777) == "0o600", "rank %d: stacks file mode" % rank)
     # The idle rank never issues all_reduce #2. It may have waited past the limit for a late
     # peer in init or all_reduce #1 (those completed); it must not report the call it skipped.
-    idle = [line for line in lines if line.startswith("hangshim: rank %d " % (n - 1))]
+    idle = rank_lines(err, n - 1)
     expect(not [line for line in idle if "all_reduce #2" in line], "the idle rank reported the call it skipped: %s" % idle)
     idle_process = ledgers[n - 1]["process"]
     expect(idle_process["stall_count"] == len(idle), "the idle rank's ledger counts %d stalls, %d stall lines" %
            (idle_process["stall_count"], len(idle)))
     expect(not [r for r in ledgers[n - 1]["records"] if r["op"] == "all_reduce" and r["seq"] == 2],
            "the idle rank's ledger shows all_reduce #2")
+    # Each rank that waited for the late one reported its init, first, and its ledger shows that
+    # init completed after waiting the limit or more; the late rank reported no init.
+    for rank in range(n) if late_rank is not None else []:
+        mine = rank_lines(err, rank)
+        inits = [line for line in mine if "stalled: inside comm_init_rank" in line]
+        if rank not in waiting:
+            expect(not inits, "rank %d waited for nobody, yet reported its init: %s" % (rank, mine))
+            continue
+        expect(len(inits) == 1 and mine[0] == inits[0], "rank %d: expected its init reported first, once: %s" % (rank, mine))
+        init = [r for r in ledgers[rank]["records"] if r["op"] == "comm_init_rank"]
+        expect(len(init) == 1 and init[0]["completed_ns"] - init[0]["issued_ns"] >= 1000000000,
+               "rank %d: the ledger's init did not wait the limit: %s" % (rank, init))
 
 
 def case_killed(c):
@@ -447,7 +472,8 @@ def case_init_failure(c):
 
 
 CASES = {"nested": case_nested, "init_failure": case_init_failure, "simulate": case_simulate, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
-         "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
+         "async": case_async, "stall": case_stall,
+         "stall_late_peer": lambda c: case_stall(c, late_rank=1), "stall_late_hanger": lambda c: case_stall(c, late_rank=0), "killed": case_killed, "signals": case_signals,
          "exec": case_exec, "init_all": case_init_all}
 
 

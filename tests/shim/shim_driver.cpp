@@ -8,6 +8,9 @@
 //   shim_driver fork               collectives, fork, the child uses NCCL on its own
 //   shim_driver async N M          M all_reduces on a stand-in CUDA stream, then synchronize
 //   shim_driver stall N            rank N-1 skips the 2nd all_reduce: the others stall in it
+//   shim_driver stall N L FILE     ... and rank L is late: it calls ncclCommInitRank only once
+//                                  FILE exists (the test makes it when the others have waited
+//                                  past the limit there: a rank descheduled on a busy machine)
 //   shim_driver exec               collectives, then exec's itself ("exec-child"), which does more
 //   shim_driver signals M          SIGUSR1 storm while M collectives run
 //   shim_driver init_all           ncclCommInitAll over 2 devices, one grouped all_reduce each;
@@ -242,7 +245,10 @@ int async_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, int c
   return check(ncclCommDestroy(comm), rank, "destroy") ? 0 : 1;
 }
 
-int stall_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks) {
+int stall_case(int rank, const std::vector<ncclUniqueId>& ids, int nranks, int late_rank, const char* go_file) {
+  if (rank == late_rank) {
+    while (access(go_file, F_OK) != 0) usleep(10000);
+  }
   ncclComm_t comm;
   if (!check(ncclCommInitRank(&comm, nranks, ids[0], rank), rank, "init")) return 1;
   float v = 1.0f;
@@ -348,8 +354,9 @@ int main(int argc, char** argv) {
     return run_ranks(n, 1, [&](int rank, const auto& ids) { return async_case(rank, ids, n, m); });
   }
   if (mode == "stall") {
-    int n = arg(2, 2);
-    return run_ranks(n, 1, [&](int rank, const auto& ids) { return stall_case(rank, ids, n); });
+    int n = arg(2, 2), late_rank = argc > 4 ? arg(3, -1) : -1;
+    const char* go_file = argc > 4 ? argv[4] : "";
+    return run_ranks(n, 1, [&](int rank, const auto& ids) { return stall_case(rank, ids, n, late_rank, go_file); });
   }
   if (mode == "signals") return signals_case(arg(2, 2000));
   if (mode == "exec") return exec_case(argv[0]);
