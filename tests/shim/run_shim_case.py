@@ -212,7 +212,7 @@ def case_stall(c, late_rank=None):
     err_path = os.path.join(c.dir, "stall.err")
     go_file = os.path.join(c.dir, "late-rank-go")
     argv = [c.args.driver, "stall", str(n)] + ([str(late_rank), go_file] if late_rank is not None else [])
-    waiting = [rank for rank in range(n) if rank != late_rank] if late_rank is not None else []
+    waiting = [rank for rank in range(n) if rank != late_rank]
 
     def rank_lines(text, rank):
         return [line for line in text.splitlines() if line.startswith("hangshim: rank %d " % rank)]
@@ -261,12 +261,13 @@ def case_stall(c, late_rank=None):
            "the idle rank's ledger shows all_reduce #2")
     # Each rank that waited for the late one reported its init, first, and its ledger shows that
     # init completed after waiting the limit or more; the late rank reported no init.
-    for rank in range(n) if late_rank is not None else []:
+    if late_rank is None:
+        return
+    late = [line for line in rank_lines(err, late_rank) if "stalled: inside comm_init_rank" in line]
+    expect(not late, "rank %d waited for nobody, yet reported its init: %s" % (late_rank, late))
+    for rank in waiting:
         mine = rank_lines(err, rank)
         inits = [line for line in mine if "stalled: inside comm_init_rank" in line]
-        if rank not in waiting:
-            expect(not inits, "rank %d waited for nobody, yet reported its init: %s" % (rank, mine))
-            continue
         expect(len(inits) == 1 and mine[0] == inits[0], "rank %d: expected its init reported first, once: %s" % (rank, mine))
         init = [r for r in ledgers[rank]["records"] if r["op"] == "comm_init_rank"]
         expect(len(init) == 1 and init[0]["completed_ns"] - init[0]["issued_ns"] >= 1000000000,
@@ -472,8 +473,8 @@ def case_init_failure(c):
 
 
 CASES = {"nested": case_nested, "init_failure": case_init_failure, "simulate": case_simulate, "results": case_results, "bad_dir": case_bad_dir, "threads": case_threads, "fork": case_fork,
-         "async": case_async, "stall": case_stall,
-         "stall_late_peer": lambda c: case_stall(c, late_rank=1), "stall_late_hanger": lambda c: case_stall(c, late_rank=0), "killed": case_killed, "signals": case_signals,
+         "async": case_async, "stall": case_stall, "killed": case_killed, "signals": case_signals,
+         "stall_late_peer": lambda c: case_stall(c, late_rank=1), "stall_late_hanger": lambda c: case_stall(c, late_rank=0),
          "exec": case_exec, "init_all": case_init_all}
 
 
