@@ -213,6 +213,7 @@ def case_stall(c, late_rank=None):
     go_file = os.path.join(c.dir, "late-rank-go")
     argv = [c.args.driver, "stall", str(n)] + ([str(late_rank), go_file] if late_rank is not None else [])
     waiting = [rank for rank in range(n) if rank != late_rank]
+    init_stall = "stalled: inside comm_init_rank"  # a waiting rank's report of the late rank's init
 
     def rank_lines(text, rank):
         return [line for line in text.splitlines() if line.startswith("hangshim: rank %d " % rank)]
@@ -223,7 +224,7 @@ def case_stall(c, late_rank=None):
         with open(err_path) as f:
             text = f.read()
         if late_rank is not None and not os.path.exists(go_file):
-            if all(any("stalled: inside comm_init_rank" in line for line in rank_lines(text, rank)) for rank in waiting):
+            if all(any(init_stall in line for line in rank_lines(text, rank)) for rank in waiting):
                 open(go_file, "w").close()  # every other rank has said it waits: the late rank comes
             return False
         reported = [line for line in text.splitlines() if line.startswith("hangshim: rank ") and "all_reduce #2" in line]
@@ -263,11 +264,11 @@ def case_stall(c, late_rank=None):
     # init completed after waiting the limit or more; the late rank reported no init.
     if late_rank is None:
         return
-    late = [line for line in rank_lines(err, late_rank) if "stalled: inside comm_init_rank" in line]
+    late = [line for line in rank_lines(err, late_rank) if init_stall in line]
     expect(not late, "rank %d waited for nobody, yet reported its init: %s" % (late_rank, late))
     for rank in waiting:
         mine = rank_lines(err, rank)
-        inits = [line for line in mine if "stalled: inside comm_init_rank" in line]
+        inits = [line for line in mine if init_stall in line]
         expect(len(inits) == 1 and mine[0] == inits[0], "rank %d: expected its init reported first, once: %s" % (rank, mine))
         init = [r for r in ledgers[rank]["records"] if r["op"] == "comm_init_rank"]
         expect(len(init) == 1 and init[0]["completed_ns"] - init[0]["issued_ns"] >= 1000000000,
