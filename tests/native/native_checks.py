@@ -115,8 +115,11 @@ def gdb_stacks(target, workdir):
     script = os.path.join(workdir, "frames.py")
     with open(script, "w") as f:
         f.write(GDB_SCRIPT)
+    # No separate debug information either (python3.11-dbg installs Debian's interpreter's under
+    # /usr/lib/debug): pyframes reads the files as shipped, so gdb must see them as shipped too,
+    # whatever else the machine has installed.
     argv = [gdb, "-nx", "-batch", "-iex", "set auto-load off", "-iex", "set debuginfod enabled off",
-            "-iex", "set backtrace past-main on"]
+            "-iex", "set debug-file-directory /nonexistent", "-iex", "set backtrace past-main on"]
     argv += ["-p", str(target)] if isinstance(target, int) else [target[0], target[1]]
     argv += ["-x", script]
     run = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -147,7 +150,8 @@ def eval_loop_split_parts(executable):
     in a stripped, position-dependent executable (Debian's interpreters), which gdb cannot name.
     From binutils alone: nm for the function, objdump's decoded jumps out of it, and readelf's
     unwind ranges (FDEs) that two of them land in, one past the range's start (no compiler jumps
-    into the middle of another function). Empty for files with a symbol table (gdb names the
+    into the middle of another function); readelf's -wN reads this file alone, never a debug file
+    its debug link names (installed by python3.11-dbg, say). Empty for files with a symbol table (gdb names the
     parts from it) and for position-independent ones (their addresses would need the bias)."""
     headers = _binutils(["readelf", "-hS", executable])
     if "EXEC (Executable file)" not in headers or " .symtab " in headers:
@@ -162,7 +166,7 @@ def eval_loop_split_parts(executable):
     targets = sorted(set(int(t, 16) for t in re.findall(r"\s(?:jmp|j[a-z]{1,3})\s+([0-9a-f]+)\b", code)))
     targets = [t for t in targets if not start <= t < start + size]
     ranges = [(int(a, 16), int(b, 16)) for a, b in re.findall(
-        r" FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", _binutils(["readelf", "--debug-dump=frames", executable]))]
+        r" FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", _binutils(["readelf", "-wN", "--debug-dump=frames", executable]))]
     parts = []
     for low, high in ranges:
         landed = [t for t in targets if low <= t < high]
