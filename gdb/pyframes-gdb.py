@@ -1,4 +1,4 @@
-# hangshim's gdb extension, loaded with `source /path/to/pyframes-gdb.py` (see README.md, gdb).
+# hangshim's gdb extension, loaded with `source /path/to/pyframes-gdb.py` (see docs/gdb.md).
 # From the source tree it finds the executables through $PYFRAMES / $HANGSHIM_CLI or PATH; the
 # copies cmake writes into the build tree and installs name the build's or the installed ones.
 import os

@@ -1,7 +1,7 @@
 """hangshim's gdb extension: Python stacks inside gdb through the pyframes engine.
 
-Loaded by gdb/pyframes-gdb.py (`source` it, or install it for auto-loading: see README.md,
-section gdb). register() defines the commands once per gdb session."""
+Loaded by gdb/pyframes-gdb.py (`source` it, or install it for auto-loading: see
+docs/gdb.md). register() defines the commands once per gdb session."""
 from . import tools
 
 _registered = False

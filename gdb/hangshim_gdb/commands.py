@@ -3,7 +3,7 @@ commands where that file has not defined them (libpython_commands.py). Each comm
 argument, asks views/ledger for lines and prints them; every failure is one line (gdb.GdbError)."""
 import gdb
 
-from . import ledger, libpython_commands, views
+from . import ledger, libpython_commands, tools, views
 from . import snapshot as snapshots
 from .frames_text import Sources, listing, printable
 from .parsing import UsageError, parse_count, parse_frame_number, parse_list_range
@@ -29,9 +29,9 @@ class _Command(gdb.Command):
 class PyframesPrefix(gdb.Command):
     """Python stacks of the process or core gdb is debugging, read by pyframes' engine.
 
-Works on stripped interpreters and any CPython 3.6-3.14, without python-dbg or libpython.py:
-the pyframes executable reads the interpreter's state from the process (gdb keeps it
-stopped) or from the core file gdb loaded.
+Works on stripped interpreters and {versions}, without python-dbg or
+libpython.py: the pyframes executable reads the interpreter's state from the process (gdb
+keeps it stopped) or from the core file gdb loaded.
 
   pyframes bt [--all] [--native]   the selected thread's Python stack (every thread's with --all)
   pyframes list [LINE | START,END] source around the selected Python frame's line
@@ -273,7 +273,16 @@ def _defined(command):
         return False
 
 
+def _versions_phrase():
+    """`help pyframes`' words for the versions read, from `pyframes --version`."""
+    versions = tools.supported_versions()
+    if versions:
+        return "any CPython %s (pyframes --version)" % versions
+    return "every CPython version `pyframes --version` names"
+
+
 def define():
+    PyframesPrefix.__doc__ = PyframesPrefix.__doc__.replace("{versions}", _versions_phrase())
     PyframesPrefix()
     Backtrace()
     List()

@@ -14,6 +14,7 @@ Where an executable is looked for, in order:
 """
 import collections
 import os
+import re
 import shutil
 import subprocess
 
@@ -86,3 +87,15 @@ def run(tool, args, timeout):
                         % (tool.name, argv[0], error.strerror or error, tool.env_var, tool.name))
     return Completed(argv, done.returncode, done.stdout.decode("utf-8", "replace"),
                      done.stderr.decode("utf-8", "replace"))
+
+
+def supported_versions(timeout=5):
+    """The CPython range the pyframes executable says it reads ("3.6-3.15", from `pyframes
+    --version`: the one place the range is written is pyframes' versions.h), or None when
+    pyframes cannot be run or says no range. Never raises: the extension loads without it."""
+    try:
+        done = run(PYFRAMES, ["--version"], timeout)
+    except ToolError:
+        return None
+    match = re.search(r"reads CPython (\d+\.\d+-\d+\.\d+)", done.stdout)
+    return match.group(1) if done.returncode == 0 and match else None

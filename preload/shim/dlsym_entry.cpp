@@ -5,7 +5,7 @@
 // otherwise restore the arguments and *jump* into libc's function, which then sees the
 // program's return address, not ours: its answer is exactly the one it gives without the shim.
 // x86-64 only; elsewhere libhangshim.so exports no dlsym (the names in libhangshim.map are
-// ignored by the linker) and callers with their own handle stay unrecorded (README). Not in
+// ignored by the linker) and callers with their own handle stay unrecorded (docs/troubleshooting.md). Not in
 // sanitizer builds either (HANGSHIM_NO_DLSYM_INTERPOSER): the sanitizer runtimes resolve their
 // interceptors with dlsym(RTLD_NEXT) before their shadow memory exists, and the router is
 // instrumented code.

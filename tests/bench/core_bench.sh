@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: pyframes on an ~80 MB core vs `gdb -batch -ex py-bt` on the same core; prints a
-# markdown table (for README.md, "## Benchmarks").
+# markdown table (for docs/benchmarks.md).
 #   tests/bench/core_bench.sh [--pyframes PATH] [--python /usr/bin/python3.11] [--smoke]
 # Installs what it needs when missing (Debian, apt-get), and says so: gdb (gcore and py-bt),
 # python3.11-dbg (the debug symbols of /usr/bin/python3.11 and the gdb extension behind py-bt)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of pyframes' whole-job views; prints a markdown table (README "Benchmarks").
+"""Benchmark of pyframes' whole-job views; prints a markdown table (docs/benchmarks.md).
 
     job_bench.py --pyframes BUILD/pyframes/pyframes [--python /usr/bin/python3.11] [--smoke]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark of `pyframes --native`: a live dump of a 4-thread process, how long the target is
-stopped for it, and a core read; prints a markdown table (the README's --native row).
+stopped for it, and a core read; prints a markdown table (docs/benchmarks.md's --native row).
 
     native_bench.py --pyframes BUILD/pyframes/pyframes --ptrace-clock BUILD/tests/bench/ptrace_clock.so
                     [--python /usr/bin/python3.11] [--smoke]

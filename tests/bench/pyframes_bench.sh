@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks pyframes against `gdb -batch -ex py-bt` on the same live process and prints a
-# markdown table (the README's "Benchmarks" table comes from here). Not run by ctest, except
+# markdown table (docs/benchmarks.md's table comes from here). Not run by ctest, except
 # the quick --smoke mode (label bench), which installs nothing.
 #   tests/bench/pyframes_bench.sh [--smoke] [--pyframes PATH] [--python PATH]
 # Installs with apt-get when missing (not in --smoke mode): gdb, python3.11 and python3.11-dbg

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks `hangshim report` on synthetic jobs of 8, 512 and 8192 ranks (one ledger per rank,
 # written by the real ledger writer; rank N/2 stuck outside NCCL, the others waiting in
-# collective #C) and prints a markdown table (the README's report benchmark table comes from
+# collective #C) and prints a markdown table (docs/benchmarks.md's report table comes from
 # here): wall and CPU time (user + system) of the text and the JSON report (median of 3 runs)
 # and peak memory. Wall time on a shared machine depends on its load, also printed.
 #   tests/bench/report_bench.sh [--smoke] [--build DIR] [--dir DIR] [--collectives C] [--ring R]

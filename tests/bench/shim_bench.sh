@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures libhangshim.so's overhead and prints the README's markdown table. Not a timed test:
+# Measures libhangshim.so's overhead and prints docs/benchmarks.md's markdown table. Not a timed test:
 # ctest runs only --smoke (tiny counts, proves the script works). Times are CPU time of the
 # calling thread (other processes' load on a shared machine is not counted), best of rounds.
 #   tests/bench/shim_bench.sh [--smoke] [--build DIR] [--python PY...]

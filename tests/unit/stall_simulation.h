@@ -1,6 +1,6 @@
 // Time-scaled jobs for the stall model: what one rank's watchdog sees of an hour of training, in
 // microseconds of computing. Shared by the unit tests (no false alarm, detection within the
-// targets) and tests/bench/stall_bench.cpp (time-to-detection and false alarms, in the README).
+// targets) and tests/bench/stall_bench.cpp (time-to-detection and false alarms, docs/benchmarks.md).
 //
 // A rank's calls are sequential (the next is issued after the last completed), so the watchdog's
 // model cannot change while a call is pending: it learns a call's wait when the call completes

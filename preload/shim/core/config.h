@@ -1,5 +1,5 @@
-// The shim's settings, all from HANGSHIM_* environment variables (documented in one README
-// table). Read once, at the first NCCL call; a bad value is reported once and the default used.
+// The shim's settings, all from HANGSHIM_* environment variables (documented in one table,
+// docs/shim.md). Read once, at the first NCCL call; a bad value is reported once and the default used.
 #pragma once
 
 #include <cstdint>

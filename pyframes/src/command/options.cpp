@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "pyframes/versions.h"
+
 namespace pyframes::cli {
 
 namespace {
@@ -175,7 +177,7 @@ std::string help_text() {
       "       pyframes [options] --children LAUNCHER_PID | --pgrep PATTERN\n"
       "       pyframes [options] --merge-json FILE...\n"
       "\n"
-      "Print the Python stacks of running CPython 3.6-3.14 processes and of core files (gcore,\n"
+      "Print the Python stacks of running CPython " PYFRAMES_CPYTHON_RANGE " processes and of core files (gcore,\n"
       "kernel dumps, gzip-compressed), innermost frame first, without debug symbols and without\n"
       "stopping the processes. Several targets are read in parallel and merged into one tree,\n"
       "outermost frame first, whose branches name the ranks (RANK from the environment) or pids\n"
@@ -197,7 +199,8 @@ std::string help_text() {
 }
 
 std::string version_text(std::string_view version) {
-  return fmt::format("pyframes {} (reads CPython 3.6-3.15 and the free-threaded 3.13t and 3.14t)\n", version);
+  return fmt::format("pyframes {} (reads CPython " PYFRAMES_CPYTHON_RANGE " and the free-threaded " PYFRAMES_CPYTHON_FREE_THREADED ")\n",
+                     version);
 }
 
 }  // namespace pyframes::cli

@@ -55,7 +55,7 @@ struct OptionSpec {
   std::string_view name;        // "--json"
   std::string_view short_name;  // "-h", or empty
   std::string_view value_name;  // empty for a flag; "PATTERN" for an option with a value
-  std::string_view help;        // one line for --help and the README
+  std::string_view help;        // one line for --help and docs/pyframes.md
   // Applies the option; returns an error message for a bad value, empty when fine.
   std::string (*apply)(Options& options, std::string_view value);
 };

@@ -11,6 +11,7 @@
 #include "layout/layout_tables.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
+#include "pyframes/versions.h"
 
 namespace pyframes {
 
@@ -123,11 +124,11 @@ Result<PythonTarget> locate_python(const Memory& memory, const ModuleMap& module
     }
     PythonTarget target;
     if (!inspect_module(memory, *module, named_python, options, target)) continue;
-    if (target.version.major == 2 || (target.version.major == 3 && target.version.minor < 6)) {
+    if (target.version.major == 2 || (target.version.major == 3 && target.version.minor < kOldestCPythonMinor)) {
       return make_error(ErrorKind::UnsupportedVersion,
                         fmt::format("{} runs CPython {} ({}), which pyframes does not read", memory.describe(),
                                     target.version.str(), path),
-                        "pyframes reads CPython 3.6 to 3.15");
+                        "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST);
     }
     bool located = target.runtime_address != 0 || target.interp_head_address != 0;
     if (!located) {

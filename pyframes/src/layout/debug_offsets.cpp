@@ -160,7 +160,7 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("CPython {}.{} in {}: its _Py_DebugOffsets layout is not one pyframes knows",
                                   major, minor, memory.describe()),
-                      "pyframes reads CPython 3.6 to 3.15; a newer pyframes may support this version");
+                      "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST "; a newer pyframes may support this version");
   }
   std::vector<uint64_t> words(kHeaderWords + count);
   ReadStatus status = memory.read(runtime_address, words.data(), words.size() * sizeof(uint64_t));

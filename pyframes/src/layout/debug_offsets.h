@@ -11,11 +11,12 @@
 #include "pyframes/layout.h"
 #include "pyframes/memory.h"
 #include "pyframes/result.h"
+#include "pyframes/versions.h"
 
 namespace pyframes {
 
 // The newest CPython minor version (3.x) whose _Py_DebugOffsets layout pyframes knows.
-inline constexpr int kNewestDebugOffsetsMinor = 15;
+inline constexpr int kNewestDebugOffsetsMinor = kNewestCPythonMinor;
 
 inline constexpr char kDebugCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 

@@ -7,6 +7,7 @@
 #include "layout/newer_layout_check.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
+#include "pyframes/versions.h"
 
 namespace pyframes {
 
@@ -92,8 +93,8 @@ Result<void> confirm_newer_layout(const Memory& memory, const PythonTarget& targ
                                   "as 3.{}'s: {}",
                                   describe_version(target), memory.describe(), target.python_module,
                                   kNewestDebugOffsetsMinor, evidence.error().message),
-                      fmt::format("pyframes reads CPython 3.6 to 3.{}; a newer pyframes may know this version",
-                                  kNewestDebugOffsetsMinor));
+                      "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST
+                      "; a newer pyframes may know this version");
   }
   layout.newer_version_note = fmt::format(
       "{} is newer than pyframes knows: read with 3.{}'s _Py_DebugOffsets layout, which the target confirmed "
@@ -155,11 +156,11 @@ std::string missing_layout_fields(const Layout& l) {
 
 Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
   const PyVersion& version = target.version;
-  if (version.major != 3 || version.minor < 6) {
+  if (version.major != 3 || version.minor < kOldestCPythonMinor) {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("{} in {} ({}) is not supported", describe_version(target), memory.describe(),
                                   target.python_module),
-                      "pyframes reads CPython 3.6 to 3.15");
+                      "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST);
   }
   Layout layout;
   layout.version = version;
@@ -193,7 +194,7 @@ Result<Layout> select_layout(const Memory& memory, const PythonTarget& target) {
     return make_error(ErrorKind::UnsupportedVersion,
                       fmt::format("{} in {} ({}) is newer than pyframes knows and has no _Py_DebugOffsets",
                                   describe_version(target), memory.describe(), target.python_module),
-                      "pyframes reads CPython 3.6 to 3.15");
+                      "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST);
   }
   if (has_debug_offsets) {
     int compact_extra = layout.unicode.compact_size - layout.unicode.ascii_size;

@@ -3,6 +3,7 @@
 
 #include "pyframes/render.h"
 #include "pyframes/utf8.h"
+#include "pyframes/versions.h"
 
 namespace pyframes {
 
@@ -34,8 +35,8 @@ std::string default_hint(ErrorKind kind) {
              "CAP_SYS_PTRACE";
     case ErrorKind::NotFound: return "check the PID with ps, or the path";
     case ErrorKind::ProcessGone: return "check that it is still running";
-    case ErrorKind::NotPython: return "point pyframes at a CPython 3.6-3.15 process";
-    case ErrorKind::UnsupportedVersion: return "pyframes reads CPython 3.6 to 3.15; a newer pyframes may know this version";
+    case ErrorKind::NotPython: return "point pyframes at a CPython " PYFRAMES_CPYTHON_RANGE " process";
+    case ErrorKind::UnsupportedVersion: return "pyframes reads CPython " PYFRAMES_CPYTHON_OLDEST " to " PYFRAMES_CPYTHON_NEWEST "; a newer pyframes may know this version";
     case ErrorKind::BadAddress:
     case ErrorKind::Corrupt: return "the target changed while being read: run again, or use --lock for a consistent snapshot";
     case ErrorKind::Truncated: return "the file is incomplete; was it cut short while being written?";
