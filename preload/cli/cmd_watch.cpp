@@ -21,6 +21,7 @@
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/render.h"
+#include "report/wording/state_words.h"
 #include "report/wording/straggler_words.h"
 
 namespace hangshim::cli {
@@ -86,7 +87,7 @@ std::string no_ledger_line(const std::vector<report::ShimProcess>& shim) {
   for (const auto& p : shim) names.push_back(report::shim_process_name(p));
   return fmt::format("  (no ledgers: the shim is loaded in {} process{} here ({}) and none has called NCCL yet: a job on "
                      "gloo or the CPU never will; `pyframes --children {}` shows where they are)\n",
-                     shim.size(), shim.size() == 1 ? "" : "es", fmt::join(names, ", "), shim.front().pid);
+                     shim.size(), shim.size() == 1 ? "" : "es", fmt::join(names, ", "), report::state_words::shim_root(shim));
 }
 
 std::string table(const report::Diagnosis& d, double still_for, const std::vector<std::string>& paths,
@@ -188,7 +189,7 @@ int cmd_watch(std::span<char*> args) {
                  : shim.empty()        ? " without finding a ledger"
                                        : fmt::format(" without a ledger: the shim is loaded in {} process(es) here that never "
                                                      "called NCCL (gloo or the CPU): their stacks are the diagnosis "
-                                                     "(pyframes --children {})", shim.size(), shim.front().pid));
+                                                     "(pyframes --children {})", shim.size(), report::state_words::shim_root(shim)));
       return 1;
     }
     timespec pause{static_cast<time_t>(interval), static_cast<long>((interval - static_cast<double>(static_cast<time_t>(interval))) * 1e9)};

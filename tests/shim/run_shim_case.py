@@ -487,6 +487,14 @@ if len(sys.argv) > 2:
     open(sys.argv[2], "w").write("%d\\n" % os.getpid())
     time.sleep(600)
 import subprocess
+# The worker gets a lower pid than the launcher where root may set the next pid (as after the
+# pids wrapped around on a busy node): the launcher is the process whose parent has no shim,
+# not the one with the lowest pid.
+try:
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write("%d" % max(300, os.getpid() // 2))
+except OSError:
+    pass
 worker = subprocess.Popen([sys.executable, __file__, sys.argv[1], sys.argv[1] + ".worker"])
 open(sys.argv[1], "w").write("%d\\n" % os.getpid())
 worker.wait()
@@ -521,6 +529,8 @@ def case_no_nccl(c):
             time.sleep(0.05)
         launcher, worker = int(texts[0]), int(texts[1])
         expect(launcher == job.pid, "hangshim run execs the job: pid %d, the job says %d" % (job.pid, launcher))
+        print("launcher pid %d, worker pid %d (%s)" % (launcher, worker, "lower: the pids as after a wrap-around"
+                                                       if worker < launcher else "higher: ns_last_pid not writable"))
         expect(os.path.isdir(ledgers) and (os.stat(ledgers).st_mode & 0o777) == 0o700,
                "hangshim run did not create the ledger directory it names")
         expect(not os.listdir(ledgers), "a job without NCCL calls left ledgers: %s" % os.listdir(ledgers))
