@@ -51,8 +51,8 @@ target_include_directories(hangshim_fmt PUBLIC ${FMT_INCLUDE_DIRS})
 # libunwind.a: setcontext.o (for resuming a local cursor, which pyframes never does). Only that
 # member is taken: the rest of libunwind.a defines _Unwind_* too, clashing with libgcc_eh.
 set(HANGSHIM_UNWIND_SETCONTEXT_O ${PROJECT_BINARY_DIR}/portable/setcontext.o)
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/portable)  # the working directory below, made before the build runs there
 add_custom_command(OUTPUT ${HANGSHIM_UNWIND_SETCONTEXT_O}
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/portable
   COMMAND ${CMAKE_AR} x ${HANGSHIM_LIBUNWIND_A} setcontext.o
   WORKING_DIRECTORY ${PROJECT_BINARY_DIR}/portable
   DEPENDS ${HANGSHIM_LIBUNWIND_A}
