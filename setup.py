@@ -7,6 +7,9 @@ Environment:
   HANGSHIM_WHEEL_BUILD_DIR  an existing CMake build tree to install from instead of building
                             (the tests use their own build); its products must be built
   HANGSHIM_WHEEL_JOBS       parallel build jobs (default: the CPUs)
+  HANGSHIM_WHEEL_PLATFORM   the wheel's platform tag instead of this machine's (scripts/release.sh:
+                            manylinux_2_17_x86_64.manylinux2014_x86_64, which its portable build
+                            has checked is true); unset, the tag is this machine's linux_<arch>
 """
 
 import os
@@ -84,7 +87,7 @@ if bdist_wheel is not None:
 
         def get_tag(self):
             _, _, platform = super().get_tag()
-            return "py3", "none", platform
+            return "py3", "none", os.environ.get("HANGSHIM_WHEEL_PLATFORM") or platform
 
     cmdclass["bdist_wheel"] = bdist_wheel_any_python
 

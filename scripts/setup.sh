@@ -19,7 +19,8 @@ packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-dev li
           patchelf  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
           curl xz-utils libffi-dev libbz2-dev liblzma-dev libexpat1-dev  # scripts/build-pythons.sh: CPython from source
           chromium  # tests/report/run_html_case.py: the HTML report in a real (headless) browser
-          python3-build python3-wheel python3-venv)  # tests/install/run_wheel_test.py: the pip package
+          python3-build python3-wheel python3-venv  # tests/install/run_wheel_test.py: the pip package
+          debootstrap)  # scripts/make-roots.sh: the distribution roots of tests/release
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,6 +32,13 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The distribution roots the release is proven on (tests/release) and whose Ubuntu 20.04 glibc the
+# release's shim links against: made once per machine (minutes), cached in ~/.cache/hangshim/roots.
+# HANGSHIM_ROOTS=0 leaves them out; a failure (an unreachable archive) costs those tests only.
+if [[ ${HANGSHIM_ROOTS:-1} != 0 ]]; then
+  "$top/scripts/make-roots.sh" >&2 || echo "setup: scripts/make-roots.sh failed: the release tests of the missing roots are skipped" >&2
 fi
 
 [[ ${HANGSHIM_SETUP_DEPS_ONLY:-0} == 1 ]] && exit 0
@@ -45,3 +53,9 @@ fi
   echo "setup: scripts/build-pythons.sh failed: the free-threaded and shared 3.14 tests are left out" >&2
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"
+# The release (build-release/, dist/) for tests/release: with the default build only, not the
+# sanitizer builds. HANGSHIM_RELEASE=0 leaves it out; a failure costs those tests only.
+if [[ ${HANGSHIM_RELEASE:-1} != 0 && $build == "$top/build" ]]; then
+  HANGSHIM_RELEASE_JOBS=$(nproc) "$top/scripts/release.sh" >&2 ||
+    echo "setup: scripts/release.sh failed: the release tests are skipped" >&2
+fi

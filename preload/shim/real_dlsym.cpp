@@ -71,12 +71,17 @@ void* lookup(const DynamicTables& t, const char* name) {
   }
 }
 
-bool is_libc(const char* path) {
+// Where glibc keeps dlsym and dlvsym: libc.so.6 since 2.34, libdl.so.2 before (Ubuntu 20.04,
+// Debian 11, RHEL 8). From 2.34 on libdl.so.2 is an empty stub, so libc is searched first.
+const char* const kDlsymHomes[] = {"libc.so.6", "libdl.so.2"};
+
+bool has_file_name(const char* path, const char* file) {
   const char* slash = std::strrchr(path, '/');
-  return std::strcmp(slash != nullptr ? slash + 1 : path, "libc.so.6") == 0;
+  return std::strcmp(slash != nullptr ? slash + 1 : path, file) == 0;
 }
 
 struct Search {
+  const char* file;  // the object to look in (its file name)
   const char* name;
   void* found;
 };
@@ -85,7 +90,7 @@ struct Search {
 // inside its first malloc cannot make this recurse.
 int visit(dl_phdr_info* info, size_t, void* data) {
   auto* search = static_cast<Search*>(data);
-  if (info->dlpi_name == nullptr || !is_libc(info->dlpi_name)) return 0;
+  if (info->dlpi_name == nullptr || !has_file_name(info->dlpi_name, search->file)) return 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
     const auto* dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
@@ -96,9 +101,12 @@ int visit(dl_phdr_info* info, size_t, void* data) {
 }
 
 void* find_in_libc(const char* name) {
-  Search search{name, nullptr};
-  dl_iterate_phdr(visit, &search);
-  return search.found;
+  for (const char* file : kDlsymHomes) {
+    Search search{file, name, nullptr};
+    dl_iterate_phdr(visit, &search);
+    if (search.found != nullptr) return search.found;
+  }
+  return nullptr;
 }
 
 void* cached(std::atomic<void*>& slot, const char* name) {

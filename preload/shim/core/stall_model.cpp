@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace hangshim::shim {
 
@@ -14,7 +15,10 @@ struct BucketEdges {
   std::array<uint64_t, StallModel::kBuckets> upper{};
   BucketEdges() {
     for (uint32_t b = 0; b < StallModel::kBuckets; ++b) {
-      upper[b] = static_cast<uint64_t>(static_cast<double>(kMs) * std::exp2(b / 2.0));
+      // ldexp, not exp2: glibc 2.29 gave exp2 a new symbol version, which an older glibc lacks
+      // (libhangshim.so must load there); sqrt(2) * 2^(b/2) is the same double.
+      const double power = std::ldexp(b % 2 != 0 ? std::numbers::sqrt2 : 1.0, static_cast<int>(b / 2));
+      upper[b] = static_cast<uint64_t>(static_cast<double>(kMs) * power);
     }
   }
 };
