@@ -3,9 +3,12 @@
 # (tests/fuzz/corpus/TARGET), then explores each target for a fixed time on seed corpora made
 # from real interpreters, cores, ledgers and Flight Recorder dumps; fails on any crash, leak,
 # OOM or input slower than --timeout seconds (a reader that spins is a finding, not a slow run).
-#   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--seed N] [--timeout SECONDS] [TARGET...]
+#   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--parallel N] [--seed N] [--timeout SECONDS] [--build-only] [TARGET...]
 # Targets: linetable elf core walker ledger flight_recorder (default: all). --seed N makes the
-# exploration repeatable (CI passes one; default 0: random). Environment: HANGSHIM_FUZZ_DIR
+# exploration repeatable (CI passes one; default 0: random). --jobs N: libFuzzer workers per
+# target; --parallel N: targets fuzzed at once (default 1; each gets its whole --time, alone
+# with its seed: the same walk as one at a time); --build-only: build, fuzz nothing.
+# Environment: HANGSHIM_FUZZ_DIR
 # (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
 # default 60), HANGSHIM_FUZZ_SEED. Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/:
 # fix them and commit each input under tests/fuzz/corpus/TARGET/ (ctest replays them as
@@ -13,13 +16,15 @@
 # shellcheck disable=SC2317  # functions run through a trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${HANGSHIM_FUZZ_DIR:-$top/build-fuzz}
 seconds=${HANGSHIM_FUZZ_TIME:-60}
 jobs=1
+at_once=1
+build_only=0
 seed=${HANGSHIM_FUZZ_SEED:-0}
 timeout=2
 targets=()
@@ -27,6 +32,8 @@ while (($#)); do
   case $1 in
     --time) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --parallel) at_once=$2; shift 2 ;;
+    --build-only) build_only=1; shift ;;
     --seed) seed=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -48,6 +55,7 @@ for t in "${targets[@]}"; do
   case $t in walker) build_targets+=(make_walker_seed) ;; ledger) build_targets+=(make_ledger_seeds) ;; core) build_targets+=(make_core_seed) ;; esac
 done
 cmake --build "$out" -j"$(nproc)" --target "${build_targets[@]}"
+((build_only == 0)) || exit 0
 bin=$out/tests/fuzz
 
 # 2. Seeds: the committed ones (tests/fuzz/corpus/TARGET) plus ones made here from the real thing.
@@ -173,7 +181,11 @@ slow_only_under_load() {
 status=0
 log=$out/fuzz-log.tsv
 [[ -f $log ]] || printf 'date\ttarget\tseconds\texecutions\tcorpus\tresult\n' >"$log"
-for t in "${targets[@]}"; do
+# One target: replay, seeds, exploration; its exit status is the target's result. Run in a
+# subshell of its own (its helper processes are ended by its own trap).
+fuzz_target() {
+  local t=$1 artifacts committed corpus max_len parallel run_log rc executions size result unit
+  trap cleanup EXIT
   artifacts=$out/artifacts/$t
   mkdir -p "$artifacts"
   # Every committed finding first, each input once: a regression fails here, named.
@@ -187,8 +199,7 @@ for t in "${targets[@]}"; do
       grep -E 'ERROR|SUMMARY|Running:|timeout' "$out/replay-$t.log" | tail -20 >&2 || true
       echo "fuzz.sh: fuzz_$t: a committed finding fails again (full log $out/replay-$t.log)" >&2
       printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" 0 "${#committed[@]}" 0 "REPLAY FAILED" >>"$log"
-      status=1
-      continue
+      return 1
     fi
   fi
   make_seeds "$t"
@@ -206,14 +217,14 @@ for t in "${targets[@]}"; do
     # (writes past it fail with EFBIG instead of raising SIGXFSZ).
     trap '' XFSZ
     ulimit -f $((256 * 1024))
-    cd "$out" && rm -f fuzz-*.log
+    mkdir -p "$out/work-$t" && cd "$out/work-$t" && rm -f fuzz-*.log
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       "$bin/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -timeout="$timeout" -rss_limit_mb=2560 -print_final_stats=1 \
       "${parallel[@]}" "${max_len[@]}" -artifact_prefix="$artifacts/" "$corpus" "$seeds/$t"
   ) >"$run_log" 2>&1
   rc=$?
   set -e
-  executions=$( (cat "$run_log" "$out"/fuzz-*.log 2>/dev/null || true) | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
+  executions=$( (cat "$run_log" "$out/work-$t"/fuzz-*.log 2>/dev/null || true) | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
   size=$(find "$corpus" -type f | wc -l)
   result=ok
   if ((rc != 0)) && grep -q 'ERROR: libFuzzer: timeout' "$run_log"; then
@@ -226,12 +237,29 @@ for t in "${targets[@]}"; do
       rc=0
     fi
   fi
-  if ((rc != 0)); then result="FAILED (exit $rc)"; status=1; fi
+  if ((rc != 0)); then result="FAILED (exit $rc)"; fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" "$executions" "$size" "$result" >>"$log"
   echo "fuzz.sh: fuzz_$t: $executions executions, corpus $size, $result"
   if ((rc != 0)); then
     grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==' "$run_log" | head -20 >&2 || true
     echo "fuzz.sh: full log $run_log; reproduce with $bin/fuzz_$t $artifacts/<file>" >&2
   fi
+  return $((rc != 0))
+}
+
+# Up to $at_once targets at a time; each one's output is printed whole when it ends.
+running=()
+finish_one() {
+  local pid=${running[0]} t
+  t=${running[1]}
+  running=("${running[@]:2}")
+  wait "$pid" || status=1
+  cat "$out/target-$t.out"
+}
+for t in "${targets[@]}"; do
+  ((${#running[@]} / 2 < at_once)) || finish_one
+  fuzz_target "$t" >"$out/target-$t.out" 2>&1 &
+  running+=("$!" "$t")
 done
+while ((${#running[@]})); do finish_one; done
 exit $status
