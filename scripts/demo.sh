@@ -29,9 +29,11 @@ if [[ -n ${HANGSHIM_DEMO_TOOLS:-} ]]; then
   [[ -e $build/tests/fakenccl/lib/libnccl.so.2 ]] ||
     { echo "demo.sh: the NCCL stand-in is not built in $build (run scripts/setup.sh, or set HANGSHIM_BUILD_DIR)" >&2; exit 2; }
 else
-  # The demo needs none of the interpreters build-pythons.sh compiles for the tests (minutes of
-  # build); the tests' configure still finds any that an earlier set-up built.
-  HANGSHIM_BUILD_PYTHONS=${HANGSHIM_BUILD_PYTHONS:-0} "$top/scripts/setup.sh"
+  # The demo needs none of the interpreters build-pythons.sh compiles for the tests, nor the
+  # release and its distribution roots (minutes of build and download); the tests' configure
+  # still finds any interpreter that an earlier set-up built.
+  HANGSHIM_BUILD_PYTHONS=${HANGSHIM_BUILD_PYTHONS:-0} HANGSHIM_RELEASE=${HANGSHIM_RELEASE:-0} \
+    HANGSHIM_ROOTS=${HANGSHIM_ROOTS:-0} "$top/scripts/setup.sh"
   hangshim=$build/preload/hangshim
   pyframes=$build/pyframes/pyframes
 fi

@@ -5,8 +5,8 @@
 # Each root has that system's python3, venv, pip and gdb, and nothing of hangshim's build.
 # focal (Ubuntu 20.04, glibc 2.31) also carries libc6-dev: it is the sysroot the portable shim is
 # linked against (scripts/release.sh), so that no symbol newer than its glibc is bound.
-# A root is complete only once ROOT/.hangshim-root-complete exists; a lock per root keeps
-# concurrent callers (setup, release, tests) from building one twice. Needs root and debootstrap.
+# A root is complete only once ROOT/.hangshim-root-complete exists; the roots are made at once,
+# and a lock per root keeps concurrent callers (setup, release, tests) from building one twice. Needs root and debootstrap.
 # HANGSHIM_ROOTS_DIR: where the roots go (default ~/.cache/hangshim/roots).
 # Exit status: 0 all requested roots are there; 1 one could not be made (the reason is printed).
 set -euo pipefail
@@ -67,7 +67,7 @@ make_root() {
     focal | jammy | noble)
       local keyring
       keyring=$(ubuntu_keyring) || { echo "make-roots: $name: the Ubuntu archive keyring could not be fetched from $ubuntu_mirror" >&2; return 1; }
-      args+=(--components=main,universe --keyring="$keyring")
+      args+=("--components=main,universe" "--keyring=$keyring")
       [[ $name == focal ]] && packages+=,libc6-dev
       args+=("--include=$packages" "$name" "$dir.partial" "$ubuntu_mirror" /usr/share/debootstrap/scripts/gutsy) ;;
     bullseye)
@@ -93,13 +93,21 @@ make_root() {
   echo "make-roots: $name: done" >&2
 }
 
-status=0
+# The roots are made at once (each is mostly downloads and unpacking); the Ubuntu keyring they
+# share is fetched first, by one process.
+for name in "${systems[@]}"; do
+  case $name in focal | jammy | noble) [[ -e $roots/$name/.hangshim-root-complete ]] || ubuntu_keyring >/dev/null || true; break ;; esac
+done
+builders=()
 for name in "${systems[@]}"; do
   # One builder per root; others wait for it, then find it complete.
   (
     exec 9>"$roots/.$name.lock"
     flock 9
     make_root "$name"
-  ) || status=1
+  ) &
+  builders+=($!)
 done
+status=0
+for pid in "${builders[@]}"; do wait "$pid" || status=1; done
 exit $status

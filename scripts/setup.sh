@@ -54,8 +54,10 @@ test_components() {
   fi
   [[ ${HANGSHIM_NEWER_PYTHONS:-1} == 0 ]] || "$top/scripts/newer-pythons.sh" >&2 ||
     echo "setup: scripts/newer-pythons.sh failed: the CPython 3.14 and 3.15 tests are left out" >&2
-  # The free-threaded 3.13t and 3.14t and a shared-libpython 3.14, built from CPython's sources.
-  [[ ${HANGSHIM_BUILD_PYTHONS:-1} == 0 ]] || "$top/scripts/build-pythons.sh" >&2 ||
+  # The free-threaded 3.13t and 3.14t and a shared-libpython 3.14, built from CPython's sources
+  # (HANGSHIM_PYTHON_VARIANTS: which of them; scripts/test.sh leaves 3.14-shared to --full).
+  # shellcheck disable=SC2086  # one name per word
+  [[ ${HANGSHIM_BUILD_PYTHONS:-1} == 0 ]] || "$top/scripts/build-pythons.sh" ${HANGSHIM_PYTHON_VARIANTS:-} >&2 ||
     echo "setup: scripts/build-pythons.sh failed: the free-threaded and shared 3.14 tests are left out" >&2
   [[ -z $roots ]] || wait "$roots"
 }

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Sets up (dependencies, build with warnings as errors) and runs every test with ctest, then the
-# reliability stages: ASan+UBSan, ThreadSanitizer and the fuzzers (docs/dev/testing.md).
+# portable release in its distribution roots and the reliability stages: ASan+UBSan,
+# ThreadSanitizer and the fuzzers (docs/dev/testing.md).
 #   scripts/test.sh [--full] [ctest args]   extra arguments go to the main ctest run, e.g. -R unit
 # --full: the longer run: every interpreter x case matrix whole and every program of /usr/bin in
 # the shim's sweep (CI runs one interpreter per frame model for the matrices, and a sample).
-# Stages (HANGSHIM_CI_STAGES, comma-separated; default all four, or only "tests" when ctest
-# arguments are given): tests, asan, tsan, fuzz. HANGSHIM_FUZZ_TIME: seconds per fuzzer (40),
+# Stages (HANGSHIM_CI_STAGES, comma-separated; default all five, or only "tests" when ctest
+# arguments are given): tests, release, asan, tsan, fuzz. HANGSHIM_FUZZ_TIME: seconds per fuzzer (40),
 # HANGSHIM_FUZZ_SEED: the fuzzers' seed (1). HANGSHIM_CTEST_JOBS: tests run at once (4).
 # Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
 # At the end: each stage's time and the 20 slowest tests.
 # shellcheck disable=SC2317  # functions run through run_stage / trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 full=OFF
@@ -26,10 +27,10 @@ jobs=$(nproc)
 ctest_jobs=${HANGSHIM_CTEST_JOBS:-4}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/hangshim-test-logs.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
-if (($#)); then default_stages=tests; else default_stages=tests,asan,tsan,fuzz; fi
+if (($#)); then default_stages=tests; else default_stages=tests,release,asan,tsan,fuzz; fi
 IFS=, read -r -a stages <<<"${HANGSHIM_CI_STAGES:-$default_stages}"
 for s in "${stages[@]}"; do
-  case $s in tests|asan|tsan|fuzz) ;; *) echo "test.sh: unknown stage '$s' in HANGSHIM_CI_STAGES (tests,asan,tsan,fuzz)" >&2; exit 2 ;; esac
+  case $s in tests|release|asan|tsan|fuzz) ;; *) echo "test.sh: unknown stage '$s' in HANGSHIM_CI_STAGES (tests,release,asan,tsan,fuzz)" >&2; exit 2 ;; esac
 done
 wants() { [[ ",${stages[*]}," == *",$1,"* ]] || [[ " ${stages[*]} " == *" $1 "* ]]; }
 
@@ -96,30 +97,57 @@ sanitizer_build() {
 # so the cores have room. One after the other; each writes its exit status to $logs/built-NAME,
 # and its stage waits for that before it builds again (a no-op when the build passed; a failed
 # one is built again in the stage, where its errors show).
-prebuild_pid=
+# Stages run in subshells, so the builder's pid goes through a file ($logs/prebuild.pid).
 start_prebuilds() {
   (
     renice -n 10 "$BASHPID" >/dev/null
     set +e
-    for s in asan tsan fuzz; do
+    for s in release asan tsan fuzz; do
       wants "$s" || continue
       (set -e; "build_$s") >"$logs/build-$s.log" 2>&1
       echo $? >"$logs/built-$s"
     done
   ) &
-  prebuild_pid=$!
+  echo $! >"$logs/prebuild.pid"
+}
+prebuild_running() {
+  [[ -s $logs/prebuild.pid ]] && kill -0 "$(cat "$logs/prebuild.pid")" 2>/dev/null
 }
 wait_prebuild() {
-  [[ -n $prebuild_pid ]] || return 0
-  while [[ ! -e $logs/built-$1 ]] && kill -0 "$prebuild_pid" 2>/dev/null; do sleep 2; done
-  echo "test.sh: the $1 build ran in the background during the tests stage (exit $(cat "$logs/built-$1" 2>/dev/null || echo '?'))" >&2
+  [[ -s $logs/prebuild.pid ]] || return 0
+  while [[ ! -e $logs/built-$1 ]] && prebuild_running; do sleep 2; done
+  [[ -e $logs/built-$1 ]] &&
+    echo "test.sh: the $1 build ran in the background during the tests stage (exit $(cat "$logs/built-$1"))" >&2
+  return 0
 }
 
+# -g1 (line tables): a third less compile time than -g; backtraces keep their lines.
 stage_tests() {
-  "$top/scripts/setup.sh" -DHANGSHIM_WERROR=ON "-DHANGSHIM_FULL_TESTS=$full"
+  local release_tests=()
+  wants release && release_tests=(-LE release)  # the release stage runs them, once it is built
+  # The shared-libpython 3.14 only in --full: its frame model is Debian's 3.14's, its discovery (a
+  # shared libpython) pyenv's 3.6-3.13's; it is one CPython build (minutes of CPU) less.
+  local variants=${HANGSHIM_PYTHON_VARIANTS:-"3.13t 3.14t"}
+  [[ $full == OFF ]] || variants=${HANGSHIM_PYTHON_VARIANTS:-"3.13t 3.14t 3.14-shared"}
+  HANGSHIM_RELEASE=0 HANGSHIM_PYTHON_VARIANTS=$variants "$top/scripts/setup.sh" -DHANGSHIM_WERROR=ON "-DHANGSHIM_FULL_TESTS=$full" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
   start_prebuilds
   cd "$build"
-  run_ctest tests --output-on-failure -j"$ctest_jobs" --timeout 600 "$@"
+  run_ctest tests --output-on-failure -j"$ctest_jobs" --timeout 600 "${release_tests[@]}" "$@"
+}
+
+# The portable release (scripts/release.sh: build-release/, dist/) in the distribution roots
+# setup.sh made: tests/release, label release.
+build_release() {
+  HANGSHIM_RELEASE_JOBS=$jobs "$top/scripts/release.sh"
+}
+stage_release() {
+  HANGSHIM_SETUP_DEPS_ONLY=1 "$top/scripts/setup.sh"
+  wait_prebuild release
+  build_release
+  [[ -d $build ]] || "$top/scripts/setup.sh" -DHANGSHIM_WERROR=ON
+  cd "$build"
+  run_ctest release --output-on-failure -j"$ctest_jobs" --timeout 900 -L release
 }
 
 # ASan+UBSan: the unit tests and the integration tests (pyframes CLI and core files) on the
@@ -170,10 +198,17 @@ stage_fuzz() {
 }
 
 wants tests && run_stage tests stage_tests "$@"
+wants release && run_stage release stage_release
 wants asan && run_stage asan stage_asan
 wants tsan && run_stage tsan stage_tsan
 wants fuzz && run_stage fuzz stage_fuzz
-[[ -z $prebuild_pid ]] || wait "$prebuild_pid" || true
+# Nothing of the background builds outlives the run (a stage cut short leaves its build running).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+if prebuild_running; then kill_tree "$(cat "$logs/prebuild.pid")"; fi
 
 status=0
 echo "=== test.sh: summary ===" >&2
@@ -189,6 +224,6 @@ echo "=== test.sh: the 20 slowest tests ===" >&2
 for f in "$logs"/ctest-*.log; do
   [[ -e $f ]] || continue
   stage=${f##*/ctest-}
-  awk -v stage="${stage%.log}" '/ Test +#[0-9]+: / && / sec$/ {print $(NF-1), stage, $4}' "$f"
-done | sort -rn | head -20 | awk '{printf "  %8.1f s  %-5s %s\n", $1, $2, $3}' >&2
+  sed -nE "s/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: (.*[^ .]) \.+.* ([0-9.]+) sec\$/\2\t${stage%.log}\t\1/p" "$f"
+done | sort -rn | head -20 | awk -F'\t' '{printf "  %8.1f s  %-7s %s\n", $1, $2, $3}' >&2
 exit $status
