@@ -2,7 +2,8 @@
 to wait_for_everyone() with it; the save branch returns early, so the main process goes on into
 the next epoch's backward.
 
-Truth: missing_rank, rank 0; the others wait at the wait_for_everyone line (call 1)."""
+Truth: missing_rank, rank 0; the others wait in wait_for_everyone(), reached from
+the epoch loop's end_of_epoch line (call 1)."""
 
 import corpus_lib as job
 import miniaccelerate
@@ -14,7 +15,7 @@ STEPS = 3
 def end_of_epoch(accelerator):
     if accelerator.is_main_process:
         return "saved"
-    accelerator.wait_for_everyone()  # site: wait
+    accelerator.wait_for_everyone()
 
 
 def main():
@@ -25,7 +26,7 @@ def main():
     for epoch in range(EPOCHS):
         for batch in job.batches(STEPS, r):
             accelerator.backward(job.grad_of(batch))
-        end_of_epoch(accelerator)
+        end_of_epoch(accelerator)  # site: wait
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 fetched by a helper inside the loop body. At step STALL the odd rank's fetch blocks for good
 (a storage read that never returns), outside NCCL, still inside the loop.
 
-Truth: stuck_outside_nccl, the odd rank; the others wait at the closure's all_reduce line
-(call STALL)."""
+Truth: stuck_outside_nccl, the odd rank; the others wait in the closure's all_reduce,
+reached from the loop line `step(batch)` (call STALL)."""
 
 import corpus_lib as job
 from corpus_lib import dist
@@ -15,7 +15,7 @@ STALL = 3
 def make_step():
     def step(batch):
         grad = job.grad_of(batch)
-        dist.all_reduce(grad)  # site: loop
+        dist.all_reduce(grad)
         return grad
     return step
 
@@ -30,7 +30,7 @@ def train(rank, odd, loader):
     step = make_step()
     for i, batch in enumerate(loader, 1):
         batch = fetch(batch, rank == odd and i == STALL)
-        step(batch)
+        step(batch)  # site: loop
 
 
 def main():
