@@ -20,6 +20,9 @@ struct DiagnoseOptions {
   std::vector<int> only_ranks;        // --rank: show these ranks only (empty: all)
   std::vector<std::string> only_comms;  // --comm: names or key prefixes (empty: all)
   bool timelines = false;             // build Diagnosis::timelines (the HTML report draws them)
+  // A stall limit the caller decided (`hangshim watch --stall S` ended on it): a pending call
+  // this old is no longer in flight, whatever limit its ledger would learn. 0: the ledgers'.
+  uint64_t stall_limit_ns = 0;
 };
 
 // "Your line" of a call, as interned ids (cheap to compare across ranks), with the chain of
