@@ -97,20 +97,29 @@ TEST_CASE("report: a collective behind rank-dependent control flow inside the lo
   }
 }
 
-TEST_CASE("report: a broadcast where the others all_reduce, in the same loop, is an op mismatch") {
+TEST_CASE("report: a broadcast where the others all_reduce, in the same loop, is an op mismatch when the others "
+          "broadcast in that loop too (a swapped order), else an extra collective") {
   TrainSource source;
-  Job job(3);
-  source.use_in(job);
-  for (int r = 0; r < 3; ++r) {
-    steps(job[r], 0, 2);
-    steps(job[r], r == 2 ? 4 : 0, 1, true);  // rank 2 broadcasts (train.py:93) first
-    if (r == 2) job[r].calls.back().op = Op::Broadcast;
+  for (bool others_broadcast : {true, false}) {
+    Job job(3);
+    source.use_in(job);
+    for (int r = 0; r < 3; ++r) {
+      for (int step = 0; step < 2; ++step) {
+        steps(job[r], 0, 1);
+        if (others_broadcast) {
+          steps(job[r], 4, 1);  // train.py:93 after the gradient all_reduce, every step
+          job[r].calls.back().op = Op::Broadcast;
+        }
+      }
+      steps(job[r], r == 2 ? 4 : 0, 1, true);  // rank 2 broadcasts (train.py:93) first
+      if (r == 2) job[r].calls.back().op = Op::Broadcast;
+    }
+    Diagnosis d = job.diagnose();
+    const Finding& f = verdict_of(d);
+    CHECK(f.kind == (others_broadcast ? Kind::OpMismatch : Kind::ExtraCollective));
+    CHECK(f.culprits == std::vector<int>{2});
+    CHECK(f.seq == (others_broadcast ? 5u : 3u));
   }
-  Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::OpMismatch);
-  CHECK(f.culprits == std::vector<int>{2});
-  CHECK(f.seq == 3);
 }
 
 TEST_CASE("report: without the source, one call short of the others' line cannot tell its two readings apart") {

@@ -9,8 +9,11 @@
 //     rank-dependent control flow, before reaching A's line again. The source tells which:
 //     where the two sides' stacks part, whether the others' line lies inside the innermost loop
 //     around A's line (outside: one more iteration);
-//   - op: the sides issued different operations at #k (a broadcast where the others
-//     all_reduce, both in the loop: a swapped order of collectives): an op mismatch;
+//   - op: the sides issued different operations at #k. With one side a call short inside the
+//     loop, the others' own history decides: they issued that operation in earlier steps (a
+//     broadcast where they all_reduce first: a swapped order) is an op mismatch; a full
+//     iteration and more without it is an extra collective (a gather only two ranks do);
+//     otherwise the operations alone make it an op mismatch;
 //   - inside the loop, same op: an extra collective on the side one call short;
 //   - a side one call short with no source to read: cannot tell, both readings named;
 //   - otherwise the smaller side issued a collective the others never issue (Flight
@@ -68,6 +71,17 @@ std::optional<Parting> parting(const Analysis& a, size_t va, const ledger::CallR
     --ib;
   }
   return std::nullopt;
+}
+
+// Whether every one of `views` issued an `op` collective before (the newest record of each of
+// its call-sites is kept, so any line that ever issued one shows).
+bool issued_op(const Analysis& a, const std::vector<size_t>& views, const std::string& op) {
+  return std::all_of(views.begin(), views.end(), [&](size_t v) {
+    const auto& records = a.in.ranks[v].records;
+    return std::any_of(records.begin(), records.end(), [&](const ledger::CallRecord& r) {
+      return r.completed_ns != 0 && ledger::display_op(r) == op;
+    });
+  });
 }
 
 }  // namespace
@@ -177,10 +191,32 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
     return f;
   }
 
-  // Different operations at the same collective number: the order of collectives differs.
+  // Different operations at the same collective number. When one side is a call short inside
+  // the loop, the others' history tells a swapped order (they issue that operation in this loop
+  // too, in earlier steps) from an extra collective of another kind (a full iteration and more
+  // without it: decided below); else the operations alone decide.
   std::map<std::string, std::vector<size_t>> by_op;
   for (const auto& s : sides) by_op[s.op].insert(by_op[s.op].end(), s.views.begin(), s.views.end());
-  if (by_op.size() > 1) {
+  bool extra_of_another_op = false;
+  if (by_op.size() > 1 && ahead && body == Body::Inside) {
+    const Side& s = sides[*ahead];
+    const Side& o = sides[1 - *ahead];
+    if (issued_op(a, s.views, o.op)) {
+      f.kind = Kind::OpMismatch;
+      f.attribute = "op";
+      f.values = {{o.op, ranks_of(a, o.views)}, {s.op, ranks_of(a, s.views)}};
+      f.culprits = ranks_of(a, o.views);
+      f.waiting = ranks_of(a, s.views);
+      f.op = s.op;
+      f.reason = fmt::format("evidence: collective #{} is {} on {} but {} on {}, who issue {} in this loop too (in "
+                             "earlier steps): the order of collectives differs on {}",
+                             at.seq, o.op, ranks_phrase(f.culprits), s.op, ranks_phrase(f.waiting), o.op,
+                             ranks_phrase(f.culprits));
+      return f;
+    }
+    extra_of_another_op = true;
+  }
+  if (by_op.size() > 1 && !extra_of_another_op) {
     std::vector<ValueGroup> ops;
     for (const auto& [op, views] : by_op) ops.push_back({op, ranks_of(a, views)});
     std::string reason;
@@ -195,7 +231,7 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
       }
     }
     f.reason = fmt::format("evidence: collective #{} is a different operation on different ranks, issued from "
-                           "different lines in the same loop (the order of collectives differs); {}",
+                           "different lines (the order of collectives differs); {}",
                            at.seq, reason);
     return f;
   }
@@ -210,11 +246,13 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
     f.culprits = ranks_of(a, others_of(*ahead));
     f.waiting = ranks_of(a, s.views);
     f.reason = fmt::format("evidence: {} ran {}:{} {} times, one call short of {}, and then issued a collective from "
-                           "{}:{}, inside the same loop ({}:{}), that {} never ran: an extra collective behind "
+                           "{}:{}, inside the same loop ({}:{}), that {} never ran{}: an extra collective behind "
                            "rank-dependent control flow, not an uneven loop",
                            ranks_phrase(f.culprits), base_name(site.file), site.line, most, ranks_phrase(f.waiting),
                            base_name(part->file), part->b_line, base_name(part->file),
-                           a.loops().headers(part->file, part->a_line).front(), ranks_phrase(f.waiting));
+                           a.loops().headers(part->file, part->a_line).front(), ranks_phrase(f.waiting),
+                           extra_of_another_op ? fmt::format(" (nor any {} in {} steps)", sides[1 - *ahead].op, most)
+                                               : std::string());
     return f;
   }
   if (evidence_only) return std::nullopt;
