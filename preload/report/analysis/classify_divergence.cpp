@@ -73,6 +73,12 @@ std::optional<Parting> parting(const Analysis& a, size_t va, const ledger::CallR
   return std::nullopt;
 }
 
+// The loop line of a side's call-site (the outermost of its frames shown), for the reasons.
+Site loop_line(const Analysis& a, const Side& s) {
+  std::vector<Site> chain = a.user_chain(s.views.front(), *s.record);
+  return chain.empty() ? a.site_text(s.line, UINT32_MAX) : chain.front();
+}
+
 // Whether every one of `views` issued an `op` collective before (the newest record of each of
 // its call-sites is kept, so any line that ever issued one shows).
 bool issued_op(const Analysis& a, const std::vector<size_t>& views, const std::string& op) {
@@ -176,7 +182,7 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
   // One side ran one more iteration: the others' line is outside the loop around its line.
   if (ahead && body == Body::Outside) {
     const Side& s = sides[*ahead];
-    const Site site = a.site_text(s.line, UINT32_MAX);
+    const Site site = loop_line(a, s);
     f.kind = Kind::IterationMismatch;
     f.others_ran = most;
     f.op = s.op;
@@ -240,7 +246,7 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
   // they are one call short of, and the ranks ahead never ran it.
   if (ahead && body == Body::Inside) {
     const Side& s = sides[*ahead];
-    const Site site = a.site_text(s.line, UINT32_MAX);
+    const Site site = loop_line(a, s);
     f.kind = Kind::ExtraCollective;
     f.op = s.op;
     f.culprits = ranks_of(a, others_of(*ahead));
@@ -258,7 +264,7 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
   if (evidence_only) return std::nullopt;
   if (ahead) {  // no source to read: both readings stand
     const Side& s = sides[*ahead];
-    const Site site = a.site_text(s.line, UINT32_MAX);
+    const Site site = loop_line(a, s);
     std::vector<int> ahead_ranks = ranks_of(a, s.views), behind = ranks_of(a, others_of(*ahead));
     f.kind = Kind::IterationMismatch;
     f.ambiguous = true;

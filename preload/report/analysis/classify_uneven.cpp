@@ -115,7 +115,17 @@ bool decide_uneven_steps(const Analysis& a, Finding& f) {
   } else {
     odd = Odd::Unknown;
   }
-  const std::string site = fmt::format("{}:{}", a.in.strings[key.file], key.line);
+  // The loop line (the outermost of the call-site's frames shown), as the headline names it.
+  Site loop_line = a.site_text(key, UINT32_MAX);
+  {
+    size_t view = a.view_of(f.waiting.front());
+    const ledger::CallRecord* record = a.collective_at(view, f.comm, f.seq);
+    std::vector<Site> chain = record != nullptr ? a.user_chain(view, *record) : std::vector<Site>();
+    if (!chain.empty()) loop_line = chain.front();
+  }
+  size_t slash = loop_line.file.rfind('/');
+  const std::string site = fmt::format(
+      "{}:{}", slash == std::string::npos ? loop_line.file : loop_line.file.substr(slash + 1), loop_line.line);
   f.kind = Kind::IterationMismatch;
   f.attribute = "steps";
   f.op = op;

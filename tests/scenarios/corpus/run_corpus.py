@@ -8,6 +8,9 @@ four facts against the truth the job wrote itself:
   iteration  the headline says "iteration N" for that line (healthy: no alarm);
   cause      the verdict kind is the truth's (healthy: no problem, whatever the pause).
 
+Besides the four facts, a hang's verdict must say which evidence decided it (verdict.why, not
+empty): a job without it fails too, though its facts are scored as they are.
+
 Jobs run concurrently (--parallel). A job inspected during a pause is then left to finish: it
 must end by itself, or the corpus itself is wrong. Exit status 1 when any fact is missed.
 
@@ -202,13 +205,14 @@ def run_job(args, name):
         facts = score(truth, report)
         if truth.get("pause") and not job.wait_finished(truth["pause"] + 20):
             facts["cause"] = (False, "the paused job never finished: the corpus job is wrong")
-        keep = not all(ok for ok, _ in facts.values()) and args.keep_failed
-        return {"job": name, "style": style_of(name), "ranks": job.ranks, "limits": job.limits, "kind": truth["kind"],
+        why = report["verdict"].get("why", "") if report["verdict"].get("problem") else "(no problem)"
+        keep = (not all(ok for ok, _ in facts.values()) or not why) and args.keep_failed
+        return {"job": name, "evidence": why, "style": style_of(name), "ranks": job.ranks, "limits": job.limits, "kind": truth["kind"],
                 "facts": {k: ok for k, (ok, _) in facts.items()}, "why": {k: why for k, (ok, why) in facts.items()},
                 "seconds": round(time.time() - started, 1), "dir": job.dir if keep else None}
     except Exception as e:  # a job that could not be run or read counts as four misses
         keep = args.keep_failed
-        return {"job": name, "style": style_of(name), "ranks": job.ranks, "limits": job.limits, "kind": "?",
+        return {"job": name, "evidence": "", "style": style_of(name), "ranks": job.ranks, "limits": job.limits, "kind": "?",
                 "facts": {k: False for k in FACTS}, "why": {k: str(e) for k in FACTS},
                 "seconds": round(time.time() - started, 1), "dir": job.dir if keep else None}
     finally:
@@ -259,6 +263,8 @@ def main():
     results.sort(key=lambda r: (STYLES.index(r["style"]), r["job"]))
     for r in results:
         missed = [f for f in FACTS if not r["facts"][f]]
+        if not r["evidence"]:
+            print("MISS %s: the verdict does not say which evidence decided it (verdict.why is empty)" % r["job"])
         print("%s %s (%d ranks, %s limits, %.1f s)%s" % ("ok  " if not missed else "MISS", r["job"], r["ranks"], r["limits"],
                                                         r["seconds"], "" if r["dir"] is None else " kept in " + r["dir"]))
         for f in missed:
@@ -274,7 +280,7 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(markdown(results))
-    return 0 if whole == n else 1
+    return 0 if whole == n and all(r["evidence"] for r in results) else 1
 
 
 if __name__ == "__main__":
