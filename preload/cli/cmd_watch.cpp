@@ -177,7 +177,11 @@ int cmd_watch(std::span<char*> args) {
     fmt::print("{}{}", tty ? "\x1b[H\x1b[2J" : "\n", frame);
     std::fflush(stdout);
     if (stalled || finished) {
-      report::Diagnosis full = run_report(settings);
+      // Ended by --stall S: a call pending that long is what the user called a stall, so the
+      // report does not call it in flight by a longer limit its ledger would learn.
+      ReportSettings final_settings = settings;
+      if (fixed_stall) final_settings.diagnose.stall_limit_ns = static_cast<uint64_t>(stall * 1e9);
+      report::Diagnosis full = run_report(final_settings);
       print_input_errors(full);
       fmt::print("\n{}", json ? report::render_report_json(full) : report::render_report_text(full, {}));
       std::fflush(stdout);

@@ -44,14 +44,19 @@ std::string situation_key(const RankSituation& s) {
 
 // A snapshot of a running job finds ranks in a collective that others have not reached yet,
 // which is a hang only once it lasts: with every rank alive and every pending call younger than
-// its limit (learned past the call-site's warm-up, or the job's fixed limit), the collectives
-// are in flight. Only findings about ranks not there yet qualify: different arguments or lines at
-// the same collective, errors, exits and deaths are wrong however young.
-bool in_flight(const Inputs& inputs, const Diagnosis& d, uint64_t& longest, uint64_t& limit) {
-  Kind kind = d.findings[static_cast<size_t>(d.primary)].kind;
-  if (kind != Kind::Transport && kind != Kind::MissingRank && kind != Kind::StuckOutsideNccl && kind != Kind::SubgroupHang) {
-    return false;
-  }
+// its limit (the limit the shim's watchdog itself applies: learned from the call-site's waits,
+// the new-site allowance during its warm-up, or the job's fixed limit), the collectives are in
+// flight, whatever shape the snapshot has. Only findings about ranks not there yet qualify (a
+// rank outside NCCL or elsewhere, including one side of uneven steps: a rank saving a checkpoint
+// looks exactly like one that ran out of batches until its wait outlasts the limit); different
+// arguments or lines at the same collective, errors, exits and deaths are wrong however young.
+bool in_flight(const Inputs& inputs, const DiagnoseOptions& options, const Diagnosis& d, uint64_t& longest,
+               uint64_t& limit) {
+  const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+  Kind kind = f.kind;
+  bool not_there_yet = kind == Kind::Transport || kind == Kind::MissingRank || kind == Kind::StuckOutsideNccl ||
+                       kind == Kind::SubgroupHang || (kind == Kind::IterationMismatch && f.attribute == "steps");
+  if (!not_there_yet) return false;
   for (const auto& s : d.situations) {
     if (s.liveness != Liveness::Alive || s.state == RankState::Dead || s.state == RankState::Exited ||
         s.state == RankState::Unknown) {
@@ -61,8 +66,9 @@ bool in_flight(const Inputs& inputs, const Diagnosis& d, uint64_t& longest, uint
   for (const auto& v : inputs.ranks) {
     if (v.header.state == static_cast<uint32_t>(ledger::ProcessState::Stalled)) return false;
   }
-  for (const PendingCall& p : pending_calls(inputs, inputs.now_ns)) {
-    if (p.overdue() || (p.learned && !p.warm)) return false;
+  for (PendingCall p : pending_calls(inputs, inputs.now_ns)) {
+    if (options.stall_limit_ns != 0) p.limit_ns = std::min(p.limit_ns, options.stall_limit_ns);
+    if (p.overdue()) return false;
     if (p.pending_ns >= longest) {
       longest = p.pending_ns;
       limit = p.limit_ns;
@@ -127,7 +133,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   d.findings = std::move(findings);
   d.primary = primary;
   d.situations = a.situations;
-  if (d.primary >= 0 && in_flight(inputs, d, d.longest_pending_ns, d.longest_pending_limit_ns)) {
+  if (d.primary >= 0 && in_flight(inputs, options, d, d.longest_pending_ns, d.longest_pending_limit_ns)) {
     d.in_flight = true;
     d.findings[static_cast<size_t>(d.primary)].root_cause = false;
     d.primary = -1;

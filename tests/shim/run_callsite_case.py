@@ -3,7 +3,8 @@
 Runs programs/callsite_program.py with libhangshim.so preloaded and compares every recorded
 call with the frames the program noted (sys._getframe) when it made the call: file, line and
 function of each frame up to the ledger's call-site depth, the hit count of the chain (how many
-times that exact chain issued a call so far), the barrier label, the borrowed main-thread
+times a chain with those frames of the job's own issued a call so far: library frames never split
+the count, so an engine whose internal path changes keeps counting), the barrier label, the borrowed main-thread
 stack of a native thread. Then a two-rank stall: the stack dump shows the blocked line.
 
     run_callsite_case.py --python PY --helper LIB --shim LIB --hangshim CLI --driver EXE --fakenccl DIR
@@ -55,10 +56,16 @@ def check_calls(c, python, helper):
         expect(got == want, "%s: call-site frames\n  got  %s\n  want %s" % (where, got, want))
         expect(site["truncated"] == (len(call["chain"]) > depth), "%s: truncated flag" % where)
         expect(record["borrowed_stack"] == call["borrowed"] == site["borrowed"], "%s: borrowed flag" % where)
-        key = (tuple(want), call["borrowed"])
+        own = [frame_key(f) for f in site["frames"] if not f.get("library")]  # the job's frames
+        key = (tuple(own), call["borrowed"])
         seen[key] = seen.get(key, 0) + 1
         expect(record["callsite_hit"] == seen[key], "%s: iteration %d, the program says %d" %
                (where, record["callsite_hit"], seen[key]))
+    engine = [r for r in records if r["count"] == 7]
+    expect(len(engine) == 4 and len({r["callsite"] for r in engine}) == 2 and
+           [r["callsite_hit"] for r in engine] == [1, 2, 3, 4],
+           "the engine's two library paths under one line: call-sites %s, iterations %s (want 2 call-sites, 1-4)" %
+           ([r["callsite"] for r in engine], [r["callsite_hit"] for r in engine]))
     for site in sites.values():
         uses = [r for r in records if r["callsite"] == site["id"]]
         expect(site["hits"] == len([r for r in ledger["records"] if r["callsite"] == site["id"]]),

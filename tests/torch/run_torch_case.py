@@ -58,10 +58,10 @@ def state(pid):
     return stat[stat.rfind(")") + 2:].split()[0]
 
 
-def run(argv, timeout=120):
+def run(argv, timeout=120, env=None):
     started = time.monotonic()
     p = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=timeout)
+                       universal_newlines=True, timeout=timeout, env=env)
     p.seconds = time.monotonic() - started
     return p
 
@@ -250,6 +250,16 @@ def check_hang_dump(args, job, records, document, checks):
         if name.startswith("worker"):
             expect("worker pid" in out and str(record["pid"]) in out, "worker %d not named:\n%s" % (record["pid"], out))
     checks.append("hang-dump: no-NCCL words, merged stacks with the blocking frames (%.1f s)" % p.seconds)
+    # Without --dir and without HANGSHIM_DIR here: the job's own directory is the one its launcher's
+    # environment names (`hangshim run --dir` set it there), not /dev/shm/hangshim-$UID.
+    env = dict(os.environ)
+    env.pop("HANGSHIM_DIR", None)
+    p = run([args.hang_dump, job.pid, "--pyframes", args.pyframes, "--hangshim", args.hangshim], env=env)
+    out = p.stdout + p.stderr
+    expect("ledgers in %s" % job.ledgers in out, "hang-dump without --dir did not read the job's directory:\n%s" % out)
+    expect(p.returncode == 1 and "NO NCCL CALLS" in out, "hang-dump without --dir: exit %d, no no-NCCL words:\n%s" %
+           (p.returncode, out))
+    checks.append("hang-dump without --dir: the launcher's HANGSHIM_DIR, no-NCCL words")
 
 
 def hang_case(args, work, scenario):

@@ -233,7 +233,7 @@ Call Analysis::call(size_t view, const CallRecord& r) const {
   c.seq = r.seq;
   c.site = site(view, r);
   c.chain = user_chain(view, r);
-  c.iteration = r.callsite_hit;
+  c.iteration = iteration_of(view, r);
   c.count = r.count;
   c.dtype = dtype_name(r.dtype);
   Op op = static_cast<Op>(r.op);

@@ -10,6 +10,7 @@
 
 #include "report/inputs/inputs.h"
 #include "report/analysis/model.h"
+#include "report/analysis/source_loops.h"
 
 namespace hangshim::report {
 
@@ -19,6 +20,9 @@ struct DiagnoseOptions {
   std::vector<int> only_ranks;        // --rank: show these ranks only (empty: all)
   std::vector<std::string> only_comms;  // --comm: names or key prefixes (empty: all)
   bool timelines = false;             // build Diagnosis::timelines (the HTML report draws them)
+  // A stall limit the caller decided (`hangshim watch --stall S` ended on it): a pending call
+  // this old is no longer in flight, whatever limit its ledger would learn. 0: the ledgers'.
+  uint64_t stall_limit_ns = 0;
 };
 
 // "Your line" of a call, as interned ids (cheap to compare across ranks), with the chain of
@@ -88,6 +92,14 @@ class Analysis {
   // several lines, the frames that call it (user_chain.cpp). Empty when the chain has no user
   // frame.
   const std::vector<int>& user_frames(uint32_t chain) const;
+  // The outermost frame of the record's call-site whose line sits inside a loop (yours or a
+  // library's: the function that runs the loop), nullopt when the source tells none.
+  std::optional<Site> loop_holder(size_t view, const ledger::CallRecord& record) const;
+  // The nth call this rank issued through the record's call-site key (your frames up to the loop
+  // line; library frames never split it), counting the record itself.
+  uint64_t iteration_of(size_t view, const ledger::CallRecord& record) const;
+  // The loops of the job's source files (the evidence for loop lines).
+  const SourceLoops& loops() const { return loops_; }
   // The situation of a global rank, nullptr when no ledger has it.
   const RankSituation* situation_of(int rank) const;
   // The view of a global rank, SIZE_MAX when no ledger has it.
@@ -100,6 +112,8 @@ class Analysis {
   void trace_user_chains();
   std::vector<std::vector<int>> user_frames_;  // per ChainPool id
   std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path
+  std::vector<int> loop_holders_;              // per ChainPool id: frame index of the loop holder, -1 none
+  SourceLoops loops_;
   std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
   std::vector<std::map<uint32_t, int>> comm_ids_;  // per view: comm id -> communicator index
 };

@@ -3,7 +3,8 @@
 //   classify_init        members wait in communicator init for ranks that never joined
 //   classify_missing     some members never issued #k
 //   classify_divergence  members issued #k from different lines (barrier skipped, one more
-//                        loop iteration, an extra collective)
+//                        loop iteration, an extra collective, a swapped order); also when
+//                        others have not issued #k, if the evidence decides it
 //   classify_mismatch    same line, different op / dtype / count / root / reduce op / iteration
 //   classify_dead        a member died or exited while inside #k
 //   classify_error       #k returned an NCCL error on some members
@@ -38,6 +39,9 @@ std::optional<Finding> classify_missing(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_dead(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_divergence(const Analysis& a, const AtSeq& at);
+// The same, only where the evidence decides the shape (no fallback to the smaller side, no
+// "cannot tell"): for a collective some members have not issued yet.
+std::optional<Finding> classify_divergence_by_evidence(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_init_failure(const Analysis& a);

@@ -99,7 +99,13 @@ std::optional<Finding> classify_comm(const Analysis& a, int comm) {
     if (at.records[i] == nullptr || !a.cancelled(at.issued[i], *at.records[i])) someone_waits = true;
   }
   if (!someone_waits) return std::nullopt;
-  if (!at.missing.empty()) return classify_missing(a, at);
+  if (!at.missing.empty()) {
+    // The ranks that did issue #k did so from different lines, and the evidence says why (an
+    // extra collective in the loop, a swapped order): that is the cause, and the members still
+    // missing wait for it elsewhere (a tensor-parallel partner in its group's collective).
+    if (auto diverged = classify_divergence_by_evidence(a, at)) return diverged;
+    return classify_missing(a, at);
+  }
   // A program error at #k (ranks disagree on it) was there before anyone died or failed in it:
   // it comes first; a rank that ended inside an otherwise consistent #k comes next.
   for (auto classify : {classify_divergence, classify_mismatch, classify_dead, classify_error, classify_stall}) {

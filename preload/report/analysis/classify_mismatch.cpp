@@ -114,7 +114,7 @@ std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at) {
   for (size_t i = 0; i < at.issued.size(); ++i) {
     const auto* r = at.records[i];
     if (r != nullptr && r->callsite_hit != 0 && a.site_key(at.issued[i], *r).known()) {
-      by_iteration[r->callsite_hit].push_back(at.issued[i]);
+      by_iteration[a.iteration_of(at.issued[i], *r)].push_back(at.issued[i]);
     }
   }
   if (by_iteration.size() < 2) return std::nullopt;

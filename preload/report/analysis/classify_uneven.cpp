@@ -24,16 +24,24 @@ namespace {
 
 enum class LoopEvidence { Inside, Left, Unknown };
 
-// Where a rank outside NCCL is relative to the loop that issues the call-site: whether its main
-// thread's stack still holds the function of the call-site's outermost user frame.
-LoopEvidence loop_evidence(const Analysis& a, size_t view, const Site& loop_frame) {
+// Where a rank outside NCCL is relative to the loop that issues the call-site: its main thread's
+// stack against the loop holder (the outermost frame of the call-site whose line sits inside a
+// loop, user_chain.cpp). Not on the stack: it left the loop. On the stack at a line inside that
+// same loop (fetching the next batch, writing a log): still inside, stuck in that iteration. On
+// the stack at a line after the loop (the evaluation at the end of fit()): left. Without
+// readable source, the holder's function on the stack counts as inside, as before.
+LoopEvidence loop_evidence(const Analysis& a, size_t view, const Site& holder) {
   int stacks = a.in.ranks[view].stacks;
   if (stacks < 0) return LoopEvidence::Unknown;
   const pyframes::Thread* t = main_thread(a.in.stacks[static_cast<size_t>(stacks)]);
   if (t == nullptr || t->frames.empty()) return LoopEvidence::Unknown;
   for (const auto& f : t->frames) {
-    if (f.kind != pyframes::Frame::Kind::Python || f.file != loop_frame.file) continue;
-    if (f.function == loop_frame.function || f.qualname == loop_frame.function) return LoopEvidence::Inside;
+    if (f.kind != pyframes::Frame::Kind::Python || f.file != holder.file) continue;
+    if (f.function != holder.function && f.qualname != holder.function) continue;
+    bool readable = false;
+    a.loops().headers(holder.file, holder.line, &readable);
+    if (!readable || a.loops().in_same_loop(holder.file, holder.line, f.line)) return LoopEvidence::Inside;
+    return LoopEvidence::Left;
   }
   return LoopEvidence::Left;
 }
@@ -55,11 +63,14 @@ bool decide_uneven_steps(const Analysis& a, Finding& f) {
     if (!k.known()) return false;
     if (!loop_frame) {
       key = k;
-      iteration = record->callsite_hit;
-      std::vector<Site> chain = a.user_chain(view, *record);
-      loop_frame = chain.empty() ? a.site(view, *record) : chain.front();
+      iteration = a.iteration_of(view, *record);
+      loop_frame = a.loop_holder(view, *record);
+      if (!loop_frame) {
+        std::vector<Site> chain = a.user_chain(view, *record);
+        loop_frame = chain.empty() ? a.site(view, *record) : chain.front();
+      }
       op = ledger::display_op(*record);
-    } else if (!(k == key) || record->callsite_hit != iteration) {
+    } else if (!(k == key) || a.iteration_of(view, *record) != iteration) {
       return false;
     }
   }
@@ -104,7 +115,17 @@ bool decide_uneven_steps(const Analysis& a, Finding& f) {
   } else {
     odd = Odd::Unknown;
   }
-  const std::string site = fmt::format("{}:{}", a.in.strings[key.file], key.line);
+  // The loop line (the outermost of the call-site's frames shown), as the headline names it.
+  Site loop_line = a.site_text(key, UINT32_MAX);
+  {
+    size_t view = a.view_of(f.waiting.front());
+    const ledger::CallRecord* record = a.collective_at(view, f.comm, f.seq);
+    std::vector<Site> chain = record != nullptr ? a.user_chain(view, *record) : std::vector<Site>();
+    if (!chain.empty()) loop_line = chain.front();
+  }
+  size_t slash = loop_line.file.rfind('/');
+  const std::string site = fmt::format(
+      "{}:{}", slash == std::string::npos ? loop_line.file : loop_line.file.substr(slash + 1), loop_line.line);
   f.kind = Kind::IterationMismatch;
   f.attribute = "steps";
   f.op = op;
@@ -114,15 +135,15 @@ bool decide_uneven_steps(const Analysis& a, Finding& f) {
     case Odd::More:
       f.culprits = in_nccl;
       f.waiting = outside;
-      f.reason = fmt::format("{} ran the call-site at {} {} times and left it; {} {} in call {} from it: the smaller side "
-                             "ran one iteration more",
+      f.reason = fmt::format("evidence: {} ran the call-site at {} {} times and left the loop (their stacks are out of "
+                             "it); {} {} in call {} from it: the smaller side ran one iteration more",
                              ranks_phrase(outside), site, iteration - 1, ranks_phrase(in_nccl),
                              in_nccl.size() == 1 ? "is" : "are", iteration);
       break;
     case Odd::Fewer:  // culprits and waiting stay: the ranks outside, the ranks in this call
       f.fewer = true;
-      f.reason = fmt::format("{} ran the call-site at {} {} times and left the loop (its function is on none of their "
-                             "stacks); {} {} in call {} from it: the smaller side ran one iteration fewer",
+      f.reason = fmt::format("evidence: {} ran the call-site at {} {} times and left the loop (their stacks are out of "
+                             "it); {} {} in call {} from it: the smaller side ran one iteration fewer",
                              ranks_phrase(outside), site, iteration - 1, ranks_phrase(in_nccl),
                              in_nccl.size() == 1 ? "is" : "are", iteration);
       break;

@@ -1,11 +1,18 @@
-// Which of your frames name a call-site. Most jobs call NCCL through a helper of their own (a
-// `reduce_tensor()` in utils, a `Comm.all_reduce` method): its line is the first frame outside
-// the libraries for every collective of the job, and says nothing about which one hangs. A frame
-// is a helper when its function is reached along more than one path of callers (the frames
-// outside it differ between call-sites: called from two lines, or from a helper that is); the
-// chain then goes on to its caller, until a frame reached along one path only (the loop line the
-// user must look at), at most three frames (a wrapper two levels deep and the loop that calls
-// it). The shim captured the frames (HANGSHIM_CALLSITE_DEPTH); library frames never join.
+// Which of your frames name a call-site, and which of them is the loop line. Most jobs call
+// NCCL through helpers of their own (a `reduce_tensor()` in utils, a `Comm.all_reduce` method, a
+// `_sync_grads` wrapper called from one place, a binding -> communicator -> mapping stack): the
+// first frame outside the libraries is the same for many collectives and says nothing about
+// which loop hangs. The loop line is decided by evidence from the source the frames name:
+//   - the loop holder is the outermost frame (yours or a library's) whose line sits inside a
+//     `for`/`while` of its function: it runs once per iteration, the frames above it once;
+//   - the loop line is the outermost of your frames at or below the holder (a Lightning- or
+//     Trainer-style library loop calls your hook: the hook's line), or, when the library loop
+//     calls none of yours on this path, your innermost frame (the line that started it).
+// Without readable source the old evidence decides: a frame whose function is reached along
+// more than one path of callers is a helper and its caller is shown too.
+// The chain shown, and the key that counts iterations, hold your frames only, from the first
+// one out to the loop line: library frames never key an iteration count (an engine whose
+// internal branch changes from step to step keeps one count for your line).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -18,16 +25,16 @@ namespace hangshim::report {
 
 namespace {
 
-constexpr size_t kMostFrames = 3;
-
 using FunctionKey = std::pair<uint32_t, uint32_t>;  // file, function
+
+constexpr size_t kMostFrames = 16;  // the shim's default depth: every frame it captured
 
 }  // namespace
 
 void Analysis::trace_user_chains() {
   const ChainPool& pool = in.chains;
   // The paths of callers each of your functions is reached along, over all call-sites of all
-  // ranks (the frames outside it, as text).
+  // ranks (the frames outside it, as text): the fallback evidence without source.
   std::map<FunctionKey, std::set<std::string>> callers;
   for (uint32_t id = 0; id < pool.size(); ++id) {
     const Chain& chain = pool[id];
@@ -44,16 +51,43 @@ void Analysis::trace_user_chains() {
   };
   user_frames_.assign(pool.size(), {});
   chain_paths_.assign(pool.size(), UINT32_MAX);
+  loop_holders_.assign(pool.size(), -1);
   std::map<std::string, uint32_t> paths;
   for (uint32_t id = 0; id < pool.size(); ++id) {
     const Chain& chain = pool[id];
     if (chain.frames.empty()) continue;
-    int first = chain.user >= 0 ? chain.user : 0;
+    const int first = chain.user >= 0 ? chain.user : 0;
+    // The loop holder: the outermost frame whose line is inside a loop of its function.
+    int holder = -1;
+    for (size_t i = chain.frames.size(); i-- > 0;) {
+      const SiteFrame& f = chain.frames[i];
+      const std::string& file = in.strings[f.file];
+      if (file.empty() || file[0] == '<') continue;
+      if (loops_.in_loop(file, f.line)) {
+        holder = static_cast<int>(i);
+        break;
+      }
+    }
+    loop_holders_[id] = holder;
+    int loop_line = -1;
+    if (holder >= 0) {
+      for (int i = holder; i >= first; --i) {
+        if (!chain.frames[static_cast<size_t>(i)].library) {
+          loop_line = i;
+          break;
+        }
+      }
+      if (loop_line < 0) loop_line = first;  // the library loop calls none of yours on this path
+    } else {
+      loop_line = first;
+      for (size_t at = static_cast<size_t>(first); at + 1 < chain.frames.size(); ++at) {
+        if (chain.frames[at + 1].library || !is_helper(chain.frames[at])) break;
+        loop_line = static_cast<int>(at + 1);
+      }
+    }
     std::vector<int>& shown = user_frames_[id];
-    shown.push_back(first);
-    for (size_t at = static_cast<size_t>(first); shown.size() < kMostFrames && at + 1 < chain.frames.size(); ++at) {
-      if (chain.frames[at + 1].library || !is_helper(chain.frames[at])) break;
-      shown.push_back(static_cast<int>(at + 1));
+    for (int i = first; i <= loop_line && shown.size() < kMostFrames; ++i) {
+      if (!chain.frames[static_cast<size_t>(i)].library || i == first) shown.push_back(i);
     }
     if (shown.size() < 2) continue;  // the line alone names it: SiteKey::path stays "that line alone"
     std::string text;
@@ -69,6 +103,27 @@ void Analysis::trace_user_chains() {
 const std::vector<int>& Analysis::user_frames(uint32_t chain) const {
   static const std::vector<int> none;
   return chain < user_frames_.size() ? user_frames_[chain] : none;
+}
+
+std::optional<Site> Analysis::loop_holder(size_t view, const ledger::CallRecord& record) const {
+  const LocalSite* local = in.ranks[view].site(record.callsite);
+  if (local == nullptr || local->chain == kNoChain || local->chain >= loop_holders_.size()) return std::nullopt;
+  int holder = loop_holders_[local->chain];
+  if (holder < 0) return std::nullopt;
+  const SiteFrame& f = in.chains[local->chain].frames[static_cast<size_t>(holder)];
+  return Site{in.strings[f.file], in.strings[f.function], f.line};
+}
+
+uint64_t Analysis::iteration_of(size_t view, const ledger::CallRecord& record) const {
+  SiteKey key = site_key(view, record);
+  if (!key.known()) return record.callsite_hit;
+  // Calls through the key so far, less those this rank issued through it after this record (the
+  // newest calls: the ring holds them whenever it still holds this one).
+  uint64_t hits = line_hits(view, key);
+  for (const auto& later : in.ranks[view].records) {
+    if (later.index > record.index && later.callsite != 0 && site_key(view, later) == key && hits > 0) --hits;
+  }
+  return hits;
 }
 
 size_t Analysis::view_of(int rank) const {

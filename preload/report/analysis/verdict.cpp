@@ -11,7 +11,10 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "report/analysis/classify.h"
+#include "report/analysis/rank_ranges.h"
 
 namespace hangshim::report {
 
@@ -40,18 +43,30 @@ void decide_missing(const Analysis& a, std::vector<Finding>& findings, size_t in
     if (waits_elsewhere && elsewhere < 0) elsewhere = by_comm.at(s->current->comm);
   }
   const CommSummary& comm = a.comms[static_cast<size_t>(f.comm)];
+  const std::string who = ranks_phrase(f.culprits);
   if (dead) {
     f.kind = Kind::HeartbeatLost;
+    f.reason = fmt::format("evidence: {} never issued #{} and died first (its ledger's heartbeat or process)", who, f.seq);
   } else if (exited) {
     f.kind = Kind::RankExited;
+    f.reason = fmt::format("evidence: {} never issued #{}; its ledger recorded its exit", who, f.seq);
   } else if (all_outside) {
-    if (!decide_uneven_steps(a, f)) f.kind = Kind::StuckOutsideNccl;
+    if (!decide_uneven_steps(a, f)) {
+      f.kind = Kind::StuckOutsideNccl;
+      f.reason = fmt::format("evidence: {} never issued #{}, is alive outside NCCL and not out of the loop one "
+                             "iteration behind (its stack, where known, is still in the loop): stuck where its "
+                             "stack shows",
+                             who, f.seq);
+    }
   } else if (all_elsewhere && elsewhere >= 0) {
     f.kind = comm.subgroup ? Kind::SubgroupHang : Kind::MissingRank;
     f.blocked_by = elsewhere;
     f.root_cause = false;
+    f.reason = fmt::format("evidence: {} never issued #{}: {} in another communicator's collective", who, f.seq,
+                           f.culprits.size() == 1 ? "it waits" : "they wait");
   } else {
     f.kind = comm.subgroup ? Kind::SubgroupHang : Kind::MissingRank;
+    f.reason = fmt::format("evidence: {} never issued #{}", who, f.seq);
   }
 }
 

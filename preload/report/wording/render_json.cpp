@@ -138,6 +138,8 @@ std::string render_report_json(const Diagnosis& d) {
     write_ranks(j, "waiting", f.waiting);
     write_comm_ref(j, d, f.comm);
     j.field("seq", f.seq).field("op", f.op).field("finding", d.primary);
+    // Which evidence decided the verdict (or, when it cannot tell, both readings).
+    j.field("why", f.reason);
     // Cannot tell which side is wrong: culprits holds both sides.
     j.field("ambiguous", f.ambiguous);
     // Who waits for the culprits, across communicators, nearest first.

@@ -27,14 +27,21 @@ std::string comm_name(const Diagnosis& d, int comm) {
 
 std::string verb(const std::vector<int>& ranks, const char* one, const char* many) { return ranks.size() == 1 ? one : many; }
 
-// "train.py:88", or through a helper of the job's own "train (job.py:78) -> Comm.all_reduce (job.py:54)".
+// "train.py:88", or through helpers of the job's own "train (job.py:78) -> Comm.all_reduce (job.py:54)":
+// the loop line first; a deep stack of the job's own layers shows the loop line and the two
+// frames nearest NCCL (the JSON chain has them all).
 std::string site_phrase(const Call& c) {
   if (!c.site) return "an unknown line";
   if (c.chain.size() < 2) return short_site(*c.site);
+  constexpr size_t kShown = 4;
   std::string out;
-  for (const auto& frame : c.chain) {
+  for (size_t i = 0; i < c.chain.size(); ++i) {
+    if (c.chain.size() > kShown && i > 0 && i + 2 < c.chain.size()) {
+      if (i == 1) out += " -> ...";
+      continue;
+    }
     if (!out.empty()) out += " -> ";
-    out += fmt::format("{} ({})", frame.function, short_site(frame));
+    out += fmt::format("{} ({})", c.chain[i].function, short_site(c.chain[i]));
   }
   return out;
 }
@@ -288,6 +295,20 @@ std::string state_line(const Diagnosis& d) {
                          culprit_status(d, f), where_they_wait(d, f.waiting));
     case Kind::IterationMismatch: {
       if (f.attribute == "steps") return uneven_steps_line(d, f);
+      if (f.ambiguous) {  // one side a call short of the other's line, and no source to tell why
+        std::vector<int> behind;
+        for (int r : f.culprits) {
+          if (std::find(f.waiting.begin(), f.waiting.end(), r) == f.waiting.end()) behind.push_back(r);
+        }
+        auto ahead_call = common_call(d, f.waiting);
+        auto behind_call = common_call(d, behind);
+        return fmt::format("HANG: cannot tell which side is wrong at {} #{} on comm {}: {} {} at {} while {} {} at {}: "
+                           "either {} ran one more iteration, or {} issued an extra collective in that loop",
+                           f.op, f.seq, comm, waiting, verb(f.waiting, "is", "are"),
+                           ahead_call ? line_and_iteration(*ahead_call) : "?", ranks_phrase(behind),
+                           verb(behind, "is", "are"), behind_call ? line_and_iteration(*behind_call) : "?", waiting,
+                           ranks_phrase(behind));
+      }
       auto mine = common_call(d, f.culprits);
       auto theirs = common_call(d, f.waiting);
       if (f.attribute == "line" && mine && mine->site) {
@@ -295,14 +316,14 @@ std::string state_line(const Diagnosis& d) {
         std::string how_many = more == 1 ? "one more iteration" : fmt::format("{} more iterations", more);
         return fmt::format("HANG: {} ran {} of {} than {}: {} {} #{} on comm {} there (iteration {}; the others ran it "
                            "{} times) while {} {} {} #{} at {}",
-                           culprits, how_many, short_site(*mine->site), waiting, verb(f.culprits, "it is in", "they are in"),
+                           culprits, how_many, site_phrase(*mine), waiting, verb(f.culprits, "it is in", "they are in"),
                            mine->op, f.seq, comm, mine->iteration, f.others_ran, waiting,
                            verb(f.waiting, "waits in", "wait in"), theirs ? theirs->op : "?", f.seq,
                            theirs ? line_and_iteration(*theirs) : "?");
       }
       return fmt::format("HANG: at {} #{} on comm {} {} {} in iteration {} of {} and {} in iteration {}", f.op, f.seq, comm,
                          culprits, verb(f.culprits, "is", "are"), value_of(f, f.culprits),
-                         mine && mine->site ? short_site(*mine->site) : "its line", waiting, value_of(f, f.waiting));
+                         mine && mine->site ? site_phrase(*mine) : "its line", waiting, value_of(f, f.waiting));
     }
     case Kind::ExtraCollective: {
       auto mine = common_call(d, f.culprits);

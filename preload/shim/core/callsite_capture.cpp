@@ -56,6 +56,8 @@ CallsiteCapture::CallsiteCapture(Writer& writer, const Config& config)
   uint32_t slots = round_up_pow2(chains_capacity_ * 2);
   slots_ = std::make_unique<Slot[]>(slots);
   slot_mask_ = slots - 1;
+  counters_ = std::make_unique<std::atomic<uint64_t>[]>(chains_capacity_ + 1);
+  counter_of_ = std::make_unique<uint32_t[]>(chains_capacity_ + 1);
 }
 
 CallsiteCapture::~CallsiteCapture() = default;
@@ -175,9 +177,11 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   uint64_t hash = hash_chain(chain, n, borrowed);
   uint32_t id = 0;
   uint32_t flags = 0;
+  uint32_t counter = 0;
   if (const Slot* slot = find(hash, chain, n)) {
     id = slot->id;
     flags = slot->flags;
+    counter = slot->counter;
   } else if (full_.load(std::memory_order_relaxed)) {
     return {};  // a new chain, but the cache is full: no call-site (and no lock on the hot path)
   } else {
@@ -186,6 +190,7 @@ CallsiteHit CallsiteCapture::capture() noexcept {
       if (const Slot* again = find(hash, chain, n)) {
         id = again->id;
         flags = again->flags;
+        counter = again->counter;
       } else {
         // Whether the stack goes deeper than what the key holds: asked once, here.
         bool truncated = false;
@@ -193,19 +198,27 @@ CallsiteHit CallsiteCapture::capture() noexcept {
           CodeLocation deeper[kMaxDepth + 1];
           truncated = collect(tstate, borrowed ? *foreign_memory_ : *own_memory_, deeper, depth_ + 1) > depth_;
         }
-        id = intern(hash, chain, n, truncated, borrowed, &flags);
+        id = intern(hash, chain, n, truncated, borrowed, &flags, &counter);
       }
     } catch (...) {
       return {};
     }
   }
   if (id == 0) return {0, 0, flags};
-  return {id, writer_.hit_callsite(id), flags};
+  writer_.hit_callsite(id);  // the ledger keeps each call-site's own count (the report sums them)
+  return {id, counters_[counter].fetch_add(1, std::memory_order_relaxed) + 1, flags};
+}
+
+void CallsiteCapture::give_back(uint32_t id) noexcept {
+  writer_.give_back_callsite_hit(id);
+  if (id == 0 || id > chains_capacity_) return;
+  counters_[counter_of_[id - 1]].fetch_sub(1, std::memory_order_relaxed);
 }
 
 uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
-                                 uint32_t* flags) {
+                                 uint32_t* flags, uint32_t* counter) {
   *flags = 0;
+  *counter = 0;
   if (chains_used_ >= chains_capacity_) {
     full_.store(true, std::memory_order_relaxed);
     return 0;
@@ -225,12 +238,14 @@ uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_
     }
   }
   std::vector<FrameText> texts;
+  std::string user_key = borrowed ? "b|" : "o|";  // the job's own frames: the sighting count's key
   int16_t user_frame = -1;
   for (size_t i = 0; i < frames.size(); ++i) {
     const auto& f = frames[i];
     bool library = false;
     for (const auto& part : config_.library_paths) library = library || f.file.find(part) != std::string::npos;
     if (!library && user_frame < 0) user_frame = static_cast<int16_t>(i);
+    if (!library) user_key += fmt::format("{}:{}:{}|", f.file, f.qualname.empty() ? f.function : f.qualname, f.line);
     texts.push_back({f.file, f.qualname.empty() ? std::string_view(f.function) : std::string_view(f.qualname), f.line,
                      library ? uint32_t{kFrameLibrary} : 0u});
   }
@@ -238,6 +253,12 @@ uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_
   if (borrowed) *flags |= kCallsiteBorrowed;
   if (truncated) *flags |= kCallsiteTruncated;
   uint32_t id = writer_.add_callsite(texts, user_frame, *flags, now_ns());
+  // Counter 0 is shared by the call-sites the ledger had no room for (id 0: never counted).
+  if (user_frame < 0) user_key += fmt::format("#{}", chains_used_);  // no frame of the job's: its own count
+  auto [key, added] = user_keys_.emplace(std::move(user_key), counters_used_ + 1);
+  if (added) ++counters_used_;
+  *counter = key->second;
+  if (id != 0 && id <= chains_capacity_) counter_of_[id - 1] = *counter;
 
   uint32_t chain_index = chains_used_++;
   for (size_t i = 0; i < depth; ++i) chains_[size_t{chain_index} * depth_ + i] = chain[i];
@@ -250,6 +271,7 @@ uint32_t CallsiteCapture::intern(uint64_t hash, const CodeLocation* chain, size_
     slot.depth = static_cast<uint32_t>(depth);
     slot.hash = hash;
     slot.chain = chain_index;
+    slot.counter = *counter;
     slot.state.store(1, std::memory_order_release);
     break;
   }

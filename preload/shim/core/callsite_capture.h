@@ -2,7 +2,9 @@
 //
 // Hot path: PyGILState_GetThisThreadState() (works without the GIL) -> the thread's innermost
 // frames as (code object, instruction offset) pairs -> a fixed-size open-addressing cache keyed
-// by that chain -> the call-site id, and its hit count (the loop-iteration hint). No
+// by that chain -> the call-site id, and its hit count (the loop-iteration hint: counted per
+// chain of the job's own frames, so chains that differ only in library frames, an engine taking
+// another internal path from one step on, share one count). No
 // allocation, no lock, no syscall after a call-site's first sighting. A miss resolves names
 // and lines once (allocating) and interns them into the ledger.
 //
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,7 +32,7 @@ namespace hangshim::shim {
 
 struct CallsiteHit {
   uint32_t id = 0;    // 0: no call-site (no Python, capture failed, table full)
-  uint64_t hit = 0;   // the nth sighting of this call-site
+  uint64_t hit = 0;   // the nth sighting of this call-site's own frames (library frames aside)
   uint32_t flags = 0; // ledger::CallsiteFlag
 };
 
@@ -41,6 +44,9 @@ class CallsiteCapture {
   ~CallsiteCapture();
 
   CallsiteHit capture() noexcept;
+
+  // Takes back the sighting of call-site `id` (a call that never ran: its group ended simulated).
+  void give_back(uint32_t id) noexcept;
 
   // "train.py:88 in train_step" for a call-site id (the stall message); empty if unknown.
   std::string describe(uint32_t id) const;
@@ -58,6 +64,7 @@ class CallsiteCapture {
     uint32_t depth = 0;
     uint64_t hash = 0;
     uint32_t chain = 0;  // offset into chains_
+    uint32_t counter = 0;  // index into counters_: its count of sightings of the job's frames
   };
 
   bool setup() noexcept;
@@ -67,7 +74,7 @@ class CallsiteCapture {
                  size_t capacity) const noexcept;
   const Slot* find(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth) const noexcept;
   uint32_t intern(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
-                  uint32_t* flags);
+                  uint32_t* flags, uint32_t* counter);
 
   ledger::Writer& writer_;
   const Config config_;
@@ -91,6 +98,13 @@ class CallsiteCapture {
   uint32_t chains_used_ = 0;                          // in call-sites
   uint32_t chains_capacity_ = 0;
   std::atomic<bool> full_{false};  // nothing more can be remembered: new chains skip the slow path
+  // One sighting count per chain of the job's own frames (file, function, line of each frame
+  // outside the libraries, and whether the stack was borrowed), shared by the call-sites that
+  // have them; `counter_of_` maps a call-site id to its count (set before the slot is published).
+  std::unique_ptr<std::atomic<uint64_t>[]> counters_;
+  std::unique_ptr<uint32_t[]> counter_of_;  // by id - 1
+  uint32_t counters_used_ = 0;
+  std::map<std::string, uint32_t> user_keys_;  // under miss_mutex_
 
   mutable std::mutex miss_mutex_;  // the slow path: setup, describing and interning
   std::vector<std::string> descriptions_;  // by id - 1

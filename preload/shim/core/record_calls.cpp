@@ -168,7 +168,11 @@ void Recorder::group_simulate_end(int result) noexcept {
       fetch_add_relaxed(m.p2p ? c->p2p_issued : c->coll_issued, ~uint64_t{0});
       if (has_op_count(m.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
     }
-    writer_->give_back_callsite_hit(m.callsite);
+    if (callsites_) {
+      callsites_->give_back(m.callsite);
+    } else {
+      writer_->give_back_callsite_hit(m.callsite);
+    }
   }
   members.clear();
   (void)result;  // failed or not, nothing of the group ran

@@ -120,6 +120,11 @@ def calls_mode(truth_path, helper_path):
     barrier(comm)
     deep(comm, 40)
     Trainer().sync(comm)
+    # A library engine whose own path changes after two steps: one iteration count for the line.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+    import fake_engine
+    for i in range(4):
+        fake_engine.backward(all_reduce, comm, i)
     worker = threading.Thread(target=lambda: [all_reduce(comm, 6) for _ in range(3)], name="worker")
     worker.start()
     worker.join()
