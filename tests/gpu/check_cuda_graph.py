@@ -1,0 +1,44 @@
+"""Check 5, CUDA graphs: an all_reduce captured in a graph and replayed 100 times. The ledger
+holds the capture (marked graph_captured, at the line the job recorded) and no record per replay
+(replays do not call NCCL); the report says it saw a captured call, and raises no false hang:
+no stall line during a pause longer than the stall limit, and a healthy verdict. Needs a GPU."""
+
+import json
+import sys
+
+import gpu_check as g
+
+REPLAYS = 100
+
+
+def on_gpu(ctx):
+    job = g.Job(ctx, "cuda-graph", ["job_cuda_graph.py", "--replays", str(REPLAYS), "--pause", "8"], ctx.ranks,
+                env={"HANGSHIM_STALL_SECONDS": "4"})
+    codes = job.wait(180)
+    g.expect(codes == [0] * job.ranks, "the job exited %s: %s" % (codes, job.log(0)[-300:]))
+    figures = []
+    for ledger in g.ledgers(ctx, job.ledgers):
+        rank = ledger["process"]["rank"]
+        truth = job.truth(rank)
+        g.expect(truth["value"] == truth["expected"], "rank %d: replays gave %g, expected %g" % (rank, truth["value"], truth["expected"]))
+        calls = g.records(ledger, "all_reduce")
+        captured = [r for r in calls if r["graph_captured"]]
+        g.expect(len(calls) == truth["warmup"] + 1, "rank %d: %d all_reduce records for %d warm-up calls and 1 capture (%d replays)" % (
+            rank, len(calls), truth["warmup"], truth["replays"]))
+        g.expect(len(captured) == 1, "rank %d: %d records marked graph_captured, the job captured 1" % (rank, len(captured)))
+        site = g.user_site(ledger, captured[0]["callsite"])
+        g.expect(site == (truth["file"], truth["captured_line"]), "rank %d: the capture is recorded at %s, the job captured at %s:%d" % (
+            rank, site, truth["file"], truth["captured_line"]))
+        figures.append({"rank": rank, "records": len(calls), "captured": len(captured)})
+    stalls = [line for r in range(job.ranks) for line in job.log(r).splitlines() if " stalled: " in line]
+    g.expect(not stalls, "false hang: %s" % stalls[0] if stalls else "")
+    rep = g.report(ctx, job.ledgers)
+    g.expect(rep["verdict"]["kind"] == "healthy", "the report says %s: %s" % (rep["verdict"]["kind"], rep["verdict"]["summary"]))
+    g.expect("graph" in json.dumps(rep).lower(), "the report does not say that it saw a call captured into a CUDA graph "
+                                                   "(whose replays it cannot see)")
+    return ("%d ranks: 1 captured all_reduce at %s:%d, %d replays unseen by NCCL and the ledger, no stall line, report healthy" % (
+        job.ranks, job.truth(0)["file"], job.truth(0)["captured_line"], REPLAYS), {"ranks": figures, "verdict": rep["verdict"]["summary"]})
+
+
+if __name__ == "__main__":
+    sys.exit(g.main("cuda_graph", on_gpu, skip_rehearsal="needs a GPU (CUDA graphs; the stand-in cannot capture)"))
