@@ -4,6 +4,7 @@
     under scripts/ names a program that exists, and every long option it uses is one that
     program's --help lists (options after a bare `--` belong to the command being run and are
     left alone);
+    (tests/gpu/run.sh counts as one of the scripts);
   * every long option a program's --help lists appears in the documents (the option tables), so
     nothing the tools accept goes undocumented;
   * every HANGSHIM_* environment variable the sources read (a string literal in C++/Python, a
@@ -110,7 +111,7 @@ def supported_range(pyframes):
     return m.group(1), m.group(2)
 
 
-ENV_SOURCES = ["preload", "pyframes", "gdb", "scripts", "tests/scenarios", "tests/fakenccl"]
+ENV_SOURCES = ["preload", "pyframes", "gdb", "scripts", "tests/scenarios", "tests/fakenccl", "tests/gpu"]
 
 
 def environment_variables(source):
@@ -159,7 +160,7 @@ def check_commands(texts, helps, programs, subcommands, problems):
                 name, rest = "hangshim " + words[1], words[2:]
             elif base == "pyframes":
                 name, rest = "pyframes", words[1:]
-            elif word.startswith("scripts/"):
+            elif word.startswith("scripts/") or word == "tests/gpu/run.sh":
                 name, rest = word, words[1:]
                 if name not in programs:
                     problems.append("%s:%d: %s does not exist or is not executable" % (doc, number, word))
@@ -237,6 +238,7 @@ def main():
         path = os.path.join(scripts_dir, name)
         if os.access(path, os.X_OK) and not name.startswith("gen_"):
             programs["scripts/" + name] = [path]
+    programs["tests/gpu/run.sh"] = [os.path.join(args.source, "tests", "gpu", "run.sh")]
     helps = {}
     problems = []
     for name, argv in programs.items():
