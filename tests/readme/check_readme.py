@@ -3,8 +3,7 @@
   * every command line in a code block that runs pyframes, hangshim (any subcommand) or a script
     under scripts/ names a program that exists, and every long option it uses is one that
     program's --help lists (options after a bare `--` belong to the command being run and are
-    left alone);
-    (tests/gpu/run.sh counts as one of the scripts);
+    left alone; tests/gpu/run.sh counts as one of the scripts);
   * every long option a program's --help lists appears in the documents (the option tables), so
     nothing the tools accept goes undocumented;
   * every HANGSHIM_* environment variable the sources read (a string literal in C++/Python, a
