@@ -127,6 +127,9 @@ class Job(object):
             if not ctx.gpu:
                 renv["LD_LIBRARY_PATH"] = ctx.standin + (":" + renv["LD_LIBRARY_PATH"] if renv.get("LD_LIBRARY_PATH") else "")
                 renv["PYTHONPATH"] = SCENARIOS
+                # ncclpy (the stand-in's binding) plays the part torch plays on a GPU: a library,
+                # so the job's own line is its call-site's user frame.
+                renv["HANGSHIM_LIBRARY_PATHS"] = "/ncclpy.py:/scenario_lib.py"
             renv.update(env or {})
             command = [ctx.python] + argv
             if shim:
