@@ -113,7 +113,10 @@ class Job(object):
                  "LD_PRELOAD=" + self.args.shim]
         if self.limits == "fixed":
             extra.append("HANGSHIM_STALL_SECONDS=2")
-        hang_after = "3" if self.limits == "fixed" else "2"
+        # A paused job (the learned limits) is read 1 s into its pause: its 6 s pause meets the
+        # learned limit's 6 s floor, so the earlier the look, the more room a loaded machine has
+        # between the look and the limit (a look past it would rightly say HANG).
+        hang_after = "3" if self.limits == "fixed" else "1"
         command = [self.args.python, os.path.join(SCENARIOS, "launch.py"), "-n", str(self.ranks), "--timeout", "90",
                    "--hang-after", hang_after, "--keep-hung", "--quiet", "--truth", truth_path, "--status", status_path,
                    "--workdir", os.path.join(self.dir, "work")]
