@@ -4,7 +4,8 @@
 # An executable must be static (no interpreter, no DT_NEEDED). A shared object may need only
 # glibc's own libraries (libc, libm, libdl, libpthread, ld-linux), may bind no GLIBC_ or GLIBCXX_
 # version newer than FLOOR (nor any GLIBCXX_/CXXABI_/GCC_ one: its C++ runtime is inside), and
-# may export nothing but the NCCL API and dlsym/dlvsym. Prints one line per file; exit 1 if any fails.
+# may export nothing but the NCCL API, dlsym/dlvsym and _exit/_Exit (the shim marks its ledger
+# exited when a process leaves through os._exit). Prints one line per file; exit 1 if any fails.
 set -euo pipefail
 floor=$1
 shift
@@ -28,7 +29,7 @@ for file in "$@"; do
     [[ -n ${too_new// /} ]] && problems+=("binds $too_new")
     cxx=$(objdump -T "$file" | { grep -Eo '(GLIBCXX|CXXABI|GCC)_[0-9.]*' || true; } | sort -u | tr '\n' ' ')
     [[ -n ${cxx// /} ]] && problems+=("binds $cxx")
-    exported=$(nm -D --defined-only "$file" | awk '{print $3}' | grep -Ev '^(nccl|pnccl)|^(dlsym|dlvsym)$' | tr '\n' ' ' || true)
+    exported=$(nm -D --defined-only "$file" | awk '{print $3}' | grep -Ev '^(nccl|pnccl)|^(dlsym|dlvsym|_exit|_Exit)$' | tr '\n' ' ' || true)
     [[ -n ${exported// /} ]] && problems+=("exports $exported")
     summary="needs $(echo "$needed" | tr '\n' ' '); newest GLIBC_$(echo "$versions" | tail -n 1)"
   fi
