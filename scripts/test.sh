@@ -214,7 +214,7 @@ status=0
 echo "=== test.sh: summary ===" >&2
 total=0
 for s in "${stages[@]}"; do
-  printf '  %-6s %-20s %6s s\n' "$s" "${result[$s]:-not run}" "${took[$s]:-0}" >&2
+  printf '  %-7s %-20s %6s s\n' "$s" "${result[$s]:-not run}" "${took[$s]:-0}" >&2
   total=$((total + ${took[$s]:-0}))
   [[ ${result[$s]:-} == passed ]] || status=1
 done
@@ -225,5 +225,5 @@ for f in "$logs"/ctest-*.log; do
   [[ -e $f ]] || continue
   stage=${f##*/ctest-}
   sed -nE "s/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: (.*[^ .]) \.+.* ([0-9.]+) sec\$/\2\t${stage%.log}\t\1/p" "$f"
-done | sort -rn | head -20 | awk -F'\t' '{printf "  %8.1f s  %-7s %s\n", $1, $2, $3}' >&2
+done | sort -rn | awk -F'\t' 'NR <= 20 {printf "  %8.1f s  %-7s %s\n", $1, $2, $3}' >&2  # awk reads all: no SIGPIPE
 exit $status
