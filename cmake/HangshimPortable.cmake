@@ -79,15 +79,18 @@ add_custom_command(OUTPUT ${HANGSHIM_SHIM_LIBELF_A}
   COMMENT "libelf.a without elf_error.o, for libhangshim.so")
 add_custom_target(hangshim_shim_libelf DEPENDS ${HANGSHIM_SHIM_LIBELF_A})
 
-# What preload/CMakeLists.txt adds to libhangshim.so in the portable build.
-function(hangshim_portable_shim target)
-  file(GLOB _compat CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/preload/portable/*.cpp)
-  target_sources(${target} PRIVATE ${_compat})
-  add_dependencies(${target} hangshim_shim_libelf)
+# What every portable shared library gets: the compat objects for the symbols Debian's static
+# libstdc++ and libgcc ask of a newer glibc (preload/portable/), static libstdc++ and libgcc with
+# their symbols hidden, and the old glibc to link against. Called for libhangshim.so below and
+# for the NCCL stand-in of the release tests (tests/fakenccl: built, never installed).
+function(hangshim_portable_shared_library target)
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/preload/portable/glibc_compat.cpp
+                 ${PROJECT_SOURCE_DIR}/preload/portable/dl_find_object.cpp
+                 ${PROJECT_SOURCE_DIR}/preload/portable/thread_atexit.cpp)
   # libpthread and libdl by name: before glibc 2.34 they are separate libraries, which
   # FindThreads and CMAKE_DL_LIBS, looking at the host's glibc, do not know. By soname: a root's
   # libdl.so is an absolute symlink, which would lead to the host's.
-  target_link_libraries(${target} PRIVATE ${HANGSHIM_SHIM_LIBELF_A} ${HANGSHIM_LIBZ_A} -l:libpthread.so.0 -l:libdl.so.2)
+  target_link_libraries(${target} PRIVATE -l:libpthread.so.0 -l:libdl.so.2)
   # The old glibc's crt files, libc.so, libc_nonshared.a, libm, libdl and libpthread; gcc's own
   # libraries (static libstdc++ and libgcc) still come from the compiler. --sysroot alone is not
   # enough: gcc searches the host's multiarch directory before the sysroot's, so those go first
@@ -95,5 +98,15 @@ function(hangshim_portable_shim target)
   # root's.
   set(_root ${HANGSHIM_PORTABLE_SYSROOT})
   target_link_options(${target} PRIVATE --sysroot=${_root} -B${_root}/usr/lib/x86_64-linux-gnu
-                      -L${_root}/lib/x86_64-linux-gnu -L${_root}/usr/lib/x86_64-linux-gnu)
+                      -L${_root}/lib/x86_64-linux-gnu -L${_root}/usr/lib/x86_64-linux-gnu
+                      -static-libstdc++ -static-libgcc -Wl,--exclude-libs,ALL)
+endfunction()
+
+# What preload/CMakeLists.txt adds to libhangshim.so in the portable build: libelf (without its
+# local-exec TLS member, preload/portable/libelf_error.cpp in its place) and zlib inside it.
+function(hangshim_portable_shim target)
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/preload/portable/libelf_error.cpp)
+  add_dependencies(${target} hangshim_shim_libelf)
+  target_link_libraries(${target} PRIVATE ${HANGSHIM_SHIM_LIBELF_A} ${HANGSHIM_LIBZ_A})
+  hangshim_portable_shared_library(${target})
 endfunction()
