@@ -10,6 +10,27 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace {
+
+// Fills out[done, length) with what `source` gives, retrying when a signal interrupted it;
+// stops at an error or at end of file. Returns how far it got.
+template <typename Source>
+size_t fill_from(unsigned char* out, size_t done, size_t length, Source source) {
+  while (done < length) {
+    const long n = source(out + done, length - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  return done;
+}
+
+}  // namespace
+
 extern "C" {
 
 // glibc 2.32: non-zero while the process has one thread, so libstdc++ may skip atomic reference
@@ -25,30 +46,11 @@ __attribute__((visibility("hidden"))) int getentropy(void* buffer, size_t length
     return -1;
   }
   auto* out = static_cast<unsigned char*>(buffer);
-  size_t done = 0;
-  while (done < length) {
-    const long n = syscall(SYS_getrandom, out + done, length - done, 0);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;
-    }
-  }
+  size_t done = fill_from(out, 0, length, [](unsigned char* at, size_t n) { return syscall(SYS_getrandom, at, n, 0); });
   if (done == length) return 0;
   const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  while (done < length) {
-    const ssize_t n = read(fd, out + done, length - done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;
-    }
-  }
+  done = fill_from(out, done, length, [fd](unsigned char* at, size_t n) { return static_cast<long>(read(fd, at, n)); });
   close(fd);
   if (done == length) return 0;
   errno = EIO;
