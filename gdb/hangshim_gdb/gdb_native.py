@@ -40,7 +40,8 @@ def native_frames():
             name = frame.name()
         except gdb.error:
             name = None
-        frames.append({"level": frame.level(), "name": name, "pc": frame.pc(), "where": _where(frame)})
+        # The walk starts at the newest frame, so its index is gdb's level (Frame.level() is gdb 11's).
+        frames.append({"level": len(frames), "name": name, "pc": frame.pc(), "where": _where(frame)})
         try:
             older = frame.older()
         except gdb.error as error:

@@ -14,6 +14,25 @@ def core_path_from_info_target(text):
     return match.group(1) if match else None
 
 
+# The process layer of gdb's target stack as `info target` names it (each layer's long name and
+# a colon): core file, live process, gdbserver (gdb 9's and 13's wordings of the latter).
+_TARGET_LAYERS = (
+    ("core", re.compile(r"^Local core dump file:", re.MULTILINE)),
+    ("native", re.compile(r"^Native process:", re.MULTILINE)),
+    ("remote", re.compile(r"^(Extended r|R)emote (serial )?target (in|using) gdb-specific protocol:", re.MULTILINE)),
+)
+
+
+def target_kind_from_info_target(text):
+    """"core", "native" or "remote" (as Inferior.connection.type says from gdb 11 on, remote and
+    extended-remote as one), from `info target` output; None when it names none of them. For gdb
+    9 and 10 (Ubuntu 20.04's, Debian 11's), whose Inferior has no connection."""
+    for kind, layer in _TARGET_LAYERS:
+        if layer.search(text):
+            return kind
+    return None
+
+
 def root_from_sysroot(sysroot):
     """gdb's sysroot as a pyframes --root: empty (or "target:", the default) means files are
     where the core says; "target:/x" on a local target is "/x"."""

@@ -104,7 +104,14 @@ def gdb_frame_at(level):
 
 def _selected_level():
     try:
-        return gdb.selected_frame().level()
+        selected = gdb.selected_frame()
+        if hasattr(selected, "level"):
+            return selected.level()
+        # gdb before 11 (Ubuntu 20.04's 9, Debian 11's 10) has no Frame.level: count from the newest.
+        level, frame = 0, gdb.newest_frame()
+        while frame is not None and frame != selected:
+            frame, level = frame.older(), level + 1
+        return level if frame is not None else 0
     except gdb.error:
         return 0
 

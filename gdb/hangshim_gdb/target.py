@@ -6,7 +6,7 @@ import os
 import gdb
 
 from .parsing import (core_path_from_info_target, lib_search_from_solib_path, parse_gdb_mappings, parse_proc_maps,
-                      root_from_sysroot)
+                      root_from_sysroot, target_kind_from_info_target)
 from .tools import ToolError
 
 
@@ -73,8 +73,13 @@ def _parameter(name):
 def current():
     """The selected inferior as a Target, or ToolError when gdb has no process or core."""
     inferior = gdb.selected_inferior()
-    connection = getattr(inferior, "connection", None)
-    kind = getattr(connection, "type", None) if connection is not None else None
+    if hasattr(inferior, "connection"):
+        connection = inferior.connection
+        kind = getattr(connection, "type", None) if connection is not None else None
+    elif inferior.pid != 0:  # gdb before 11: no Inferior.connection
+        kind = target_kind_from_info_target(gdb.execute("info target", to_string=True))
+    else:
+        kind = None
     if inferior.pid == 0 or kind is None:
         raise ToolError("pyframes: gdb has no process or core file (attach to a process with `attach PID`, "
                         "start one with `run`, or load a core with `core-file FILE`)")

@@ -26,6 +26,18 @@ class InfoTarget(unittest.TestCase):
         text = "Symbols from \"/usr/bin/python3.11\".\nNative process:\n\tUsing the running image of attached Thread\n"
         self.assertIsNone(parsing.core_path_from_info_target(text))
 
+    def test_target_kind(self):  # gdb 9 and 10: no Inferior.connection, the kind from `info target`
+        live = "Symbols from \"/usr/bin/python3.8\".\nNative process:\n\tUsing the running image of attached Thread\n"
+        core = ("Symbols from \"/usr/bin/python3.8\".\nLocal core dump file:\n\t`/tmp/core.1', file type elf64-x86-64.\n"
+                "Local exec file:\n\t`/usr/bin/python3.8', file type elf64-x86-64.\n")
+        self.assertEqual(parsing.target_kind_from_info_target(live), "native")
+        self.assertEqual(parsing.target_kind_from_info_target(core), "core")
+        for layer in ("Remote serial target in gdb-specific protocol:", "Extended remote serial target in gdb-specific protocol:",
+                      "Remote target using gdb-specific protocol:", "Extended remote target using gdb-specific protocol:"):
+            self.assertEqual(parsing.target_kind_from_info_target("Symbols from \"/x\".\n%s\n\tDebugging a target over a serial line.\n" % layer),
+                             "remote", layer)
+        self.assertIsNone(parsing.target_kind_from_info_target("Symbols from \"/usr/bin/python3.8\".\nLocal exec file:\n"))
+
     def test_sysroot(self):
         self.assertIsNone(parsing.root_from_sysroot("target:"))
         self.assertIsNone(parsing.root_from_sysroot(""))
