@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs inside a distribution's root (chroot; run_root_checks.py puts it and the release wheel in
-# /tmp/hangshim-release-test), with that system's python3, pip and gdb and nothing of the build:
+# /tmp/hangshim-release-test, with the NCCL stand-in in fakenccl/, a copy of tests/ and the
+# root_*.py checks beside it), with that system's python3, pip and gdb and nothing of the build:
 # installs the wheel into a venv and uses it as a new user would. One line per check,
 # "ok: ..." or "FAILED: ..."; exit 1 if any failed.
 set -u
@@ -65,11 +66,19 @@ out=$(LD_PRELOAD=$shim python3 -c 'import ctypes, decimal, sqlite3
 print("imported", ctypes.CDLL(None).getpid() > 0, decimal.Decimal("1.5") * 2, sqlite3.connect(":memory:").execute("select 6*7").fetchone()[0])' 2>&1)
 contains "LD_PRELOAD=libhangshim.so python3: import ctypes, decimal, sqlite3" "$out" "imported True 3.0 42"
 
-# The gdb extension, loaded by this system's gdb.
+# A hung 2-rank job over the NCCL stand-in (libnccl.so.2 and libcuda.so.1 for the CPU, built the
+# portable way beside the release) under the wheel's `hangshim run`, and the report's verdict
+# against the scenario's own record of where each rank blocked.
+out=$(python3 root_hang_job.py --hangshim venv/bin/hangshim --fakenccl "$work/fakenccl" --tests "$work/tests" 2>&1)
+if [[ $? == 0 ]]; then echo "$out"; else fail "${out#FAILED: }"; fi
+
+# The gdb extension, loaded by this system's gdb; its py-bt on a live python3 of this system.
 extension=$(venv/bin/python -m hangshim gdb-extension 2>&1)
 if command -v gdb >/dev/null; then
   contains "gdb $(gdb --version | head -n 1 | awk '{print $NF}') loads the extension" \
     "$(gdb -batch -nx -x "$extension" -ex 'help py-bt' 2>&1)" "raceback"
+  out=$(python3 root_py_bt.py --extension "$extension" 2>&1)
+  if [[ $? == 0 ]]; then echo "$out"; else fail "${out#FAILED: }"; fi
 else
   echo "skipped: the gdb extension (this system has no gdb)"
 fi
