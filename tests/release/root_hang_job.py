@@ -7,7 +7,10 @@ verdict checked against the diagnosis the scenario states itself.
 The job is a scenario of tests/scenarios (default barrier_skipped.py: rank 0 skips a barrier()
 the other rank waits in) started by their launcher, launch.py, under `hangshim run`, which
 preloads the wheel's libhangshim.so into every rank; the ranks load the stand-in libnccl.so.2
-and libcuda.so.1 (built the portable way by scripts/release.sh) from --fakenccl. Everything runs
+and libcuda.so.1 (built the portable way by scripts/release.sh) from --fakenccl (LD_LIBRARY_PATH),
+and meet as the stand-in's ranks do: rank 0 publishes the NCCL unique id in launch.py's
+rendezvous directory (HANGSHIM_RENDEZVOUS), the id names a POSIX shared-memory segment (/dev/shm,
+which run_root_checks.py binds into the root with /dev). Everything runs
 with this system's python3 and its standard library only. The report is held to the scenario's
 truth (its own record of where each rank blocked: culprit, collective, call-site line,
 iteration) by the report tests' own checker (tests/report/run_report_case.py). Prints one line,
