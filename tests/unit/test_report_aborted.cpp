@@ -37,7 +37,7 @@ bool has(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("report: a rank skipped all_reduce #3; the others' watchdog aborted the world: aborted, after that hang") {
+TEST_CASE("report: a rank skipped all_reduce #3, the others' watchdog aborted the world: aborted, after that hang") {
   for (int world : {2, 4}) {
     CAPTURE(world);
     auto build = [&](bool with_abort) {
@@ -177,4 +177,18 @@ TEST_CASE("report: NCCL's asynchronous error is named with the abort") {
   REQUIRE(f.abort->async_errors.size() == 1);
   CHECK(f.abort->async_errors[0].ranks == std::vector<int>{1});
   CHECK(has(verdict_line(d), "NCCL reported an asynchronous error: ncclRemoteError on rank 1"));
+}
+
+TEST_CASE("report: the abort known only from the communicator's state (its record left the ring)") {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) steps(job[r], 0, 4, true);
+  job[0].comms[0].state = CommState::Aborted;  // no ncclCommAbort record, no end time
+  same_heartbeats(job);
+  Diagnosis d = job.diagnose();
+  const Finding& f = verdict_of(d);
+  CHECK(f.kind == Kind::Aborted);
+  REQUIRE(f.abort);
+  CHECK(f.abort->ranks == std::vector<int>{0});
+  CHECK(f.abort->pending_ns == 0);  // when: unknown, and not guessed
+  CHECK(has(verdict_line(d), "after all_reduce #4 at train.py:88 (iteration 4) was pending; every rank had issued it"));
 }

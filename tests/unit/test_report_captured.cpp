@@ -54,17 +54,29 @@ TEST_CASE("report: a call captured into a CUDA graph is named, and is never a ha
 }
 
 TEST_CASE("report: a capture does not hide a real hang after it") {
-  Job job(2);
-  for (int r = 0; r < 2; ++r) {
-    steps(job[r], 0, 3);
-    capture(job[r], true);
-  }
-  steps(job[0], 0, 1, true);  // rank 0 waits in #5; rank 1 never issues it
+  // The same job with the call captured and with it issued plainly: the same verdict.
+  auto build = [](bool captured) {
+    Job job(3);
+    for (int r = 0; r < 3; ++r) {
+      steps(job[r], 0, 3);
+      capture(job[r], false);  // done at its return, as the shim records a capture
+      job[r].calls.back().captured = captured;
+      if (r != 1) steps(job[r], 0, 1, true);  // ranks 0 and 2 wait in #5; rank 1 never issues it
+    }
+    return job;
+  };
+  Job plain = build(false);
+  Diagnosis want = plain.diagnose();
+  Job job = build(true);
   Diagnosis d = job.diagnose();
+  REQUIRE(want.problem);
   REQUIRE(d.problem);
   const Finding& f = verdict_of(d);
+  CHECK(f.kind == verdict_of(want).kind);
   CHECK(f.seq == 5);
+  CHECK(f.culprits == verdict_of(want).culprits);
   CHECK(f.culprits == std::vector<int>{1});
+  CHECK(d.comms[0].captured.size() == 1);
 }
 
 TEST_CASE("report: no capture, no CUDA graph words") {

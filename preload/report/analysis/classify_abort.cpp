@@ -21,19 +21,23 @@ using namespace hangshim::ledger;
 
 namespace {
 
-// When the view aborted communicator `comm` (the ncclCommAbort record's issue time, else the
-// communicator's end time), 0 when it did not. `inside`: the abort has not returned.
-uint64_t abort_time(const Analysis& a, size_t view, int comm, const CommInfo& info, bool* inside) {
-  *inside = false;
+// Whether and when a view aborted communicator `comm`: its ncclCommAbort record, else the
+// communicator's state (the record gone from the ring: its end time, when recorded).
+struct AbortSeen {
+  bool aborted = false;
+  uint64_t at_ns = 0;   // 0: when is unknown
+  bool inside = false;  // the abort has not returned
+};
+
+AbortSeen abort_seen(const Analysis& a, size_t view, int comm, const CommInfo& info) {
   const auto& records = a.in.ranks[view].records;
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     if (static_cast<Op>(it->op) != Op::CommAbort || a.comm_of(view, it->comm) != comm) continue;
     if (it->returned_ns != 0 && is_failure(it->result)) continue;  // refused (a bad handle): nothing aborted
-    *inside = it->returned_ns == 0;
-    return it->issued_ns;
+    return {true, it->issued_ns, it->returned_ns == 0};
   }
-  if (info.state == static_cast<uint32_t>(CommState::Aborted)) return info.ended_ns != 0 ? info.ended_ns : 1;
-  return 0;
+  if (info.state == static_cast<uint32_t>(CommState::Aborted)) return {true, info.ended_ns, false};
+  return {};
 }
 
 std::optional<Abort> aborted_at(const Analysis& a, int comm, uint64_t seq) {
@@ -50,16 +54,16 @@ std::optional<Abort> aborted_at(const Analysis& a, int comm, uint64_t seq) {
     if (m.info->async_error != 0) async_errors[result_name(m.info->async_error)].push_back(m.view);
     bool reached = m.info->coll_issued >= seq;
     (reached ? issued : not_reached).push_back(m.view);
-    bool in_abort = false;
-    uint64_t when = abort_time(a, m.view, comm, *m.info, &in_abort);
-    if (when == 0 || !reached) continue;
+    AbortSeen seen = abort_seen(a, m.view, comm, *m.info);
+    if (!seen.aborted || !reached) continue;
+    const uint64_t when = seen.at_ns;
     const CallRecord* record = a.collective_at(m.view, comm, seq);
-    if (record != nullptr && when < record->issued_ns) continue;  // aborted before it issued #seq: not this
+    if (record != nullptr && when != 0 && when < record->issued_ns) continue;  // aborted before it issued #seq: not this
     aborting.push_back(m.view);
-    if (in_abort) inside.push_back(m.view);
+    if (seen.inside) inside.push_back(m.view);
     if (record != nullptr) {
-      uint64_t waited = when > record->issued_ns ? when - record->issued_ns : 0;
-      if (pending_record == nullptr || when < first_abort) {
+      uint64_t waited = when > record->issued_ns ? when - record->issued_ns : 0;  // 0: unknown
+      if (pending_record == nullptr || (when != 0 && (first_abort == 0 || when < first_abort))) {
         pending_record = record;
         pending_view = m.view;
         first_abort = when;
