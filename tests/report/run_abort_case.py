@@ -78,7 +78,7 @@ def check(ws, args):
     measured = first["aborted_at"] - first["began"]
     expect(measured >= truth["timeout"], "the watchdog aborted after %.3f s, before its timeout" % measured)
     pending = aborted["pending_ns"] / 1e9
-    expect(abs(pending - measured) < 0.25,
+    expect(abs(pending - measured) < 0.5,
            "the report says #%d had been pending %.3f s at the abort; the watchdog measured %.3f s" % (truth["seq"], pending, measured))
 
     code, text, err = ws.hangshim("report", "--exit-status", "--html", os.path.join(ws.dir, "report.html"), ws.ledgers)

@@ -90,8 +90,7 @@ std::string aborted_verdict(const Diagnosis& d, const Finding& f) {
   const std::string who = ranks_phrase(x.ranks);
   std::string aborted = x.inside.size() == x.ranks.size()
                             ? fmt::format("{} {} inside ncclCommAbort of comm {}", who, verb(x.ranks, "is still", "are still"), comm)
-                            : fmt::format("{} aborted comm {} (ncclCommAbort: a watchdog's timeout, PyTorch's NCCL "
-                                          "watchdog among them)",
+                            : fmt::format("{} aborted comm {} with ncclCommAbort (as a watchdog does on a timeout)",
                                           who, comm);
   std::string pending = x.pending_ns != 0 ? fmt::format(" had been pending for {}", pending_text(x.pending_ns)) : " was pending";
   std::string out = fmt::format("ABORTED: {} after {}{}; {}", aborted, collective_phrase(x), pending, hang_clause(d, f));
@@ -116,9 +115,9 @@ std::vector<std::string> aborted_lines(const Diagnosis& d, const Finding& f) {
 
 std::string aborted_hint(const Finding& f) {
   const Abort& x = *f.abort;
-  return fmt::format("a watchdog aborted the communicator because {} #{} did not complete in time (PyTorch: the "
-                     "init_process_group timeout, TORCH_NCCL_ASYNC_ERROR_HANDLING); a longer timeout only delays it: the "
-                     "hang it ended is the cause ({})",
+  return fmt::format("the communicator was aborted while {} #{} was pending, as a watchdog does when a collective "
+                     "outlives its timeout (PyTorch: the init_process_group timeout, TORCH_NCCL_ASYNC_ERROR_HANDLING); a "
+                     "longer timeout only delays it: the hang it ended is the cause ({})",
                      x.op.empty() ? "collective" : x.op, x.seq, kind_name(x.hang));
 }
 
