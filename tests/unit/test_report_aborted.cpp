@@ -192,3 +192,19 @@ TEST_CASE("report: the abort known only from the communicator's state (its recor
   CHECK(f.abort->pending_ns == 0);  // when: unknown, and not guessed
   CHECK(has(verdict_line(d), "after all_reduce #4 at train.py:88 (iteration 4) was pending; every rank had issued it"));
 }
+
+TEST_CASE("report: an abort where some members' ledgers are not here blames nobody it cannot see") {
+  Job job(4);
+  job.ranks.resize(2);  // ranks 2 and 3: another node, not collected
+  for (int r = 0; r < 2; ++r) {
+    steps(job[r], 0, 4, true);
+    abort_world(job[r], kStart + 2 * kSecond);
+  }
+  same_heartbeats(job);
+  Diagnosis d = job.diagnose();
+  const Finding& f = verdict_of(d);
+  CHECK(f.kind == Kind::Aborted);
+  std::string line = verdict_line(d);
+  CHECK(has(line, "ranks 0-1 had issued it and none completed it; the communicator's rank(s) 2-3 have no ledger here"));
+  CHECK_FALSE(has(line, "every rank had issued it"));
+}

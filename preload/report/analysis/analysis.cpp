@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "report/analysis/captured_calls.h"
-
 #include <fmt/format.h>
+
+#include "report/analysis/captured_calls.h"
 
 namespace hangshim::report {
 

@@ -31,9 +31,15 @@ std::string hang_clause(const Diagnosis& d, const Finding& f) {
   if (!x.not_reached.empty()) {
     return fmt::format("{} never issued it: {}", ranks_phrase(x.not_reached), state_words::ranks_status(d, f, x.not_reached));
   }
+  const std::vector<int>& absent = d.comms[static_cast<size_t>(x.comm)].absent;
   switch (x.hang) {
     case Kind::Transport:
     case Kind::MissingLedgers:
+      if (!absent.empty()) {
+        return fmt::format("{} had issued it and none completed it; the communicator's rank(s) {} have no ledger here: "
+                           "collect them, the cause is probably there",
+                           ranks_phrase(x.issued), format_ranks(absent));
+      }
       if (!f.culprits.empty()) {
         return fmt::format("{} never completed it, which the other ranks completed: {} GPU or link is stuck",
                            ranks_phrase(f.culprits), verb(f.culprits, "its", "their"));
