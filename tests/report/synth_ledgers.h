@@ -29,6 +29,7 @@ struct Comm {
   uint64_t parent_key = 0;
   uint32_t split_index = 0;
   int color = -1;
+  int32_t async_error = 0;  // what ncclCommGetAsyncError reported (0: none)
 };
 
 struct Frame {
@@ -48,6 +49,7 @@ struct Call {
   int red_op = 0;
   bool complete = true;
   bool barrier = false;
+  bool captured = false;   // issued during CUDA graph capture (kRecordCaptured): done at return, as the shim has it
   int32_t result = 0;
   std::string error_text;  // a failed call's ncclGetLastError text for the first-error area
   uint64_t issued_ns = 0;  // when it was issued (0: 1 us after the previous call)
@@ -123,6 +125,9 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
     init.split_index = c.split_index;
     init.created_ns = r.start_ns + comm_ids.size();
     comm_ids.push_back(w.add_comm(init));
+    if (CommEntry* entry = w.comm(comm_ids.back()); entry != nullptr && c.async_error != 0) {
+      store_relaxed(entry->async_error, c.async_error);
+    }
   }
   std::vector<uint32_t> site_ids;
   for (const auto& frames : r.sites) {
@@ -161,14 +166,15 @@ inline hangshim::ledger::Writer* write_rank(const std::string& dir, const Rank& 
       s.callsite_hit = w.hit_callsite(s.callsite);
     }
     if (call.barrier) s.flags |= kRecordBarrier;
+    uint16_t returned_flags = call.captured ? uint16_t{kRecordCaptured} : uint16_t{0};
     uint64_t index = w.begin_record(s);
     t += call.wait_ns != 0 ? call.wait_ns : 1000;
     if (call.complete || call.result != 0) {
-      w.record_returned(index, t, call.result, 0, t);
+      w.record_returned(index, t, call.result, returned_flags, t);
       if (is_failure(call.result) && !call.error_text.empty()) w.set_first_error(index, call.result, call.op, call.error_text.c_str());
       if (call.result == 0 && counted) store_max_relaxed(p2p ? c->p2p_completed : c->coll_completed, s.seq);
     } else if (counted) {
-      w.record_returned(index, t, 0, 0, 0);  // returned, still pending (asynchronous)
+      w.record_returned(index, t, 0, returned_flags, 0);  // returned, still pending (asynchronous)
     }  // else: still inside the call (communicator init)
     t += 1000;
   }

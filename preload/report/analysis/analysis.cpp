@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "report/analysis/captured_calls.h"
+
 namespace hangshim::report {
 
 using namespace hangshim::ledger;
@@ -28,6 +30,7 @@ Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts) : in(input
   name_comms();
   trace_user_chains();
   place_ranks();
+  find_captured_calls(*this, comms);
 }
 
 void Analysis::group_comms() {
@@ -209,6 +212,9 @@ bool Analysis::cancelled(size_t view, const CallRecord& record) const {
 
 bool Analysis::pending(size_t view, const CallRecord& record) const {
   if (record.completed_ns != 0 || cancelled(view, record)) return false;
+  // Captured into a CUDA graph: it runs at each replay, which NCCL and the ledger never see;
+  // nothing about it can be stuck here.
+  if ((record.flags & kRecordCaptured) != 0) return false;
   const CommInfo* c = in.ranks[view].comm(record.comm);
   if (c != nullptr && record.seq != 0) {
     bool p2p = is_p2p(static_cast<Op>(record.op));

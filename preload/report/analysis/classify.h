@@ -9,6 +9,9 @@
 //   classify_dead        a member died or exited while inside #k
 //   classify_error       #k returned an NCCL error on some members
 //   classify_stall       everything agrees and nobody completes it: transport or GPU
+// then, on the verdict only (resolve_findings):
+//   classify_abort       members waiting in the verdict's collective aborted its communicator
+//                        (a watchdog's timeout): the job was aborted, after that hang
 // and, across the whole job rather than per collective:
 //   classify_init_failure  communicator init returned an error on some ranks (no GPU, old
 //                          driver, no network): nothing else NCCL did matters then
@@ -45,6 +48,9 @@ std::optional<Finding> classify_divergence_by_evidence(const Analysis& a, const 
 std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at);
 std::optional<Finding> classify_init_failure(const Analysis& a);
+// Rewrites the verdict `f` into Kind::Aborted (keeping what it found as Abort::hang) when members
+// that had issued its collective aborted the communicator while it was pending; false leaves it.
+bool decide_aborted(const Analysis& a, Finding& f);
 
 // A never-issued finding whose missing ranks ran the waiting ranks' call-site one time fewer
 // and are outside NCCL, out of the loop: uneven steps (classify_uneven.cpp). Rewrites `f` into

@@ -34,6 +34,8 @@ enum class Kind {
   MissingLedgers,     // ranks of the communicator have no ledger here; they may be the cause
   InitHang,           // ranks wait in ncclCommInit*/Split for members that never joined
   InitFailed,         // communicator init (ncclCommInitRank*, InitAll, Split, Shrink) returned an error
+  Aborted,            // members that waited in #k aborted the communicator (ncclCommAbort: a watchdog's timeout,
+                      // PyTorch's among them); Finding::abort holds who, when, and the hang it ended
   NoData,             // no ledger could be used: nothing is known about NCCL (never "healthy")
 };
 const char* kind_name(Kind kind);  // "missing_rank", ...
@@ -95,6 +97,16 @@ struct RankGroup {
   size_t example = 0;  // index into Diagnosis::situations of one member
 };
 
+// A call captured into a CUDA graph (issued during stream capture): NCCL saw it once, at the
+// capture; every replay of the graph runs it on the GPU without calling NCCL, so no ledger records
+// the replays and none of them can be judged stuck or done (captured_calls.cpp).
+struct CapturedCall {
+  std::vector<int> ranks;   // the ranks that captured it
+  std::string op;           // "all_reduce"
+  std::optional<Site> site; // your line of the capture
+  uint64_t records = 0;     // captured records at this line, the ranks together
+};
+
 struct CommSummary {
   std::string name;        // "world", "world/split1", a commName, or "comm 3439b24d"
   uint64_t key = 0;
@@ -107,6 +119,7 @@ struct CommSummary {
   bool global_ranks = false;  // its ranks are the global ranks (a world made with a unique id)
   bool shown = true;          // selected by --comm
   uint64_t issued_min = 0, issued_max = 0, completed_min = 0, completed_max = 0;
+  std::vector<CapturedCall> captured;  // its calls captured into CUDA graphs, by line
 };
 
 // One value of a mismatched attribute and the ranks that used it.
@@ -137,6 +150,22 @@ struct WaitLink {
   int finding = -1;  // index into Diagnosis::findings
 };
 
+// Aborted (classify_abort.cpp): the members that aborted a communicator while they waited in
+// its collective #seq, and the hang that made them: what the finding was before the abort.
+struct Abort {
+  int comm = -1;                    // the communicator aborted (the finding's, or one down its chain)
+  uint64_t seq = 0;                 // the collective pending there when it was aborted
+  std::string op;
+  std::optional<Call> call;         // an aborting rank's record of it: the line and iteration
+  std::vector<int> ranks;           // the members that aborted it (ncclCommAbort)
+  std::vector<int> inside;          // ... of which the ledger shows still inside ncclCommAbort
+  std::vector<int> issued;          // members that had issued #seq
+  std::vector<int> not_reached;     // members that had not
+  uint64_t pending_ns = 0;          // how long #seq had been pending when the first abort came, 0: unknown
+  Kind hang = Kind::Healthy;        // the finding's kind before the abort: the hang the abort ended
+  std::vector<ValueGroup> async_errors;  // NCCL's asynchronous errors on the communicator, by rank
+};
+
 struct Finding {
   Kind kind = Kind::Healthy;
   int comm = -1;
@@ -156,6 +185,7 @@ struct Finding {
   bool root_cause = true;
   bool shown = true;              // selected by --rank / --comm (the verdict's is always shown)
   std::vector<InitFailure> failures;  // InitFailed: one group per (call, error, text)
+  std::optional<Abort> abort;         // Aborted: who aborted which communicator, after what
 };
 
 // A rank that arrives last at a communicator's collectives most of the time: slow, not stopped.

@@ -9,6 +9,8 @@ std::vector<PendingCall> pending_calls(const Inputs& inputs, uint64_t now_ns) {
   for (const RankView& v : inputs.ranks) {
     const ledger::CallRecord* oldest = nullptr;
     for (const auto& r : v.records) {
+      // A call captured into a CUDA graph is never overdue: its replays run without NCCL.
+      if ((r.flags & ledger::kRecordCaptured) != 0) continue;
       if (r.completed_ns == 0 && (oldest == nullptr || r.index < oldest->index)) oldest = &r;
     }
     if (oldest == nullptr) continue;

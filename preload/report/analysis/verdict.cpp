@@ -248,6 +248,7 @@ int resolve_findings(const Analysis& a, std::vector<Finding>& findings) {
     verdict.blocked_by = -1;
     verdict.root_cause = true;
   }
+  decide_aborted(a, verdict);  // a watchdog that gave up on it ended the hang: say so (classify_abort.cpp)
   return best;
 }
 

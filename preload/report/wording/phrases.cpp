@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis/rank_ranges.h"
+#include "report/wording/aborted_words.h"
 #include "report/wording/init_failure_words.h"
 #include "report/wording/state_words.h"
 
@@ -37,6 +38,7 @@ const char* kind_name(Kind kind) {
     case Kind::MissingLedgers: return "missing_ledgers";
     case Kind::InitHang: return "init_hang";
     case Kind::InitFailed: return "init_failed";
+    case Kind::Aborted: return "aborted";
     case Kind::NoData: return "no_data";
   }
   return "unknown";
@@ -103,6 +105,9 @@ std::vector<std::string> finding_lines(const Diagnosis& d, const Finding& f) {
     const Finding& b = d.findings[static_cast<size_t>(f.blocked_by)];
     out.push_back(fmt::format("  caused by: {} #{} on comm {} (its culprits wait there)", b.op, b.seq, comm_name(d, b.comm)));
   }
+  if (f.abort) {
+    for (auto& line : aborted_lines(d, f)) out.push_back(std::move(line));
+  }
   return out;
 }
 
@@ -141,9 +146,12 @@ std::string situation_text(const Diagnosis& d, const RankSituation& s) {
   return out;
 }
 
-std::vector<std::string> hints_for(const Diagnosis& d) {
+namespace {
+
+// What to do about a verdict of this kind (an aborted job's: about the hang behind the abort).
+std::vector<std::string> hints_for_kind(const Diagnosis& d, Kind kind) {
   std::vector<std::string> out;
-  switch (d.verdict) {
+  switch (kind) {
     case Kind::IterationMismatch:
       out.push_back("ranks run different numbers of loop iterations: give every rank the same number of batches — "
                     "DistributedSampler(dataset, drop_last=True) (or pad the last batch), call sampler.set_epoch(epoch) "
@@ -209,6 +217,15 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
       }
       break;
     case Kind::InitFailed: out = init_failed_hints(d.findings[static_cast<size_t>(d.primary)]); break;
+    case Kind::Aborted: {
+      const Finding& f = d.findings[static_cast<size_t>(d.primary)];
+      if (!f.abort) break;
+      out.push_back(aborted_hint(f));
+      if (f.abort->hang != Kind::Aborted) {
+        for (auto& hint : hints_for_kind(d, f.abort->hang)) out.push_back(std::move(hint));
+      }
+      break;
+    }
     case Kind::Healthy:
       if (d.in_flight) {
         out.push_back("the job is running: run hangshim report again later, or hangshim watch, which ends with the "
@@ -233,5 +250,9 @@ std::vector<std::string> hints_for(const Diagnosis& d) {
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> hints_for(const Diagnosis& d) { return hints_for_kind(d, d.verdict); }
 
 }  // namespace hangshim::report

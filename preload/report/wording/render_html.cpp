@@ -8,6 +8,7 @@
 #include <map>
 
 #include "report/analysis/rank_ranges.h"
+#include "report/wording/aborted_words.h"
 #include "report/wording/html_parts.h"
 #include "report/wording/phrases.h"
 #include "report/wording/render.h"
@@ -141,6 +142,10 @@ std::string render_report_html(const Diagnosis& d) {
     std::vector<std::string> items;
     for (const auto& s : d.stragglers) items.push_back(straggler_text(d, s));
     lines(out, items, "stragglers");
+  }
+  if (auto captured = captured_lines(d); !captured.empty()) {
+    out += "<h2>CUDA graphs</h2>\n";
+    lines(out, captured, "cuda-graphs");
   }
   if (!d.hints.empty()) {
     out += "<h2>What to do</h2>\n";

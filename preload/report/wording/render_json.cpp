@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "pyframes/json_writer.h"
+#include "report/wording/aborted_words.h"
 #include "report/wording/phrases.h"
 #include "report/wording/render.h"
 #include "report/wording/straggler_words.h"
@@ -67,6 +68,29 @@ void write_comm_ref(JsonWriter& j, const Diagnosis& d, int comm) {
   j.end_object();
 }
 
+// Aborted: who aborted which communicator after which pending collective, and the hang it ended.
+void write_abort(JsonWriter& j, const Diagnosis& d, const Finding& f) {
+  if (!f.abort) return;
+  const Abort& x = *f.abort;
+  j.key("aborted").begin_object();
+  write_comm_ref(j, d, x.comm);
+  j.field("seq", x.seq).field("op", x.op);
+  write_call(j, d, "call", x.call);
+  write_ranks(j, "by", x.ranks);
+  write_ranks(j, "inside_abort", x.inside);
+  write_ranks(j, "issued", x.issued);
+  write_ranks(j, "not_reached", x.not_reached);
+  j.field("pending_ns", x.pending_ns).field("hang", kind_name(x.hang));
+  j.key("async_errors").begin_array();
+  for (const auto& e : x.async_errors) {
+    j.begin_object().field("error", e.value);
+    write_ranks(j, "ranks", e.ranks);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
 void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   j.begin_object();
   j.field("kind", kind_name(f.kind));
@@ -88,6 +112,7 @@ void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   if (f.others_ran != 0) j.field("others_ran", f.others_ran);
   if (f.attribute == "steps") j.field("fewer", f.fewer);
   j.field("ambiguous", f.ambiguous);
+  write_abort(j, d, f);
   if (!f.failures.empty()) {
     // init_failed: per group of ranks, the call, NCCL's error (name and code) and its own text.
     j.key("failures").begin_array();
@@ -142,6 +167,7 @@ std::string render_report_json(const Diagnosis& d) {
     j.field("why", f.reason);
     // Cannot tell which side is wrong: culprits holds both sides.
     j.field("ambiguous", f.ambiguous);
+    write_abort(j, d, f);
     // Who waits for the culprits, across communicators, nearest first.
     j.key("chain").begin_array();
     for (const auto& link : f.chain) {
@@ -174,6 +200,22 @@ std::string render_report_json(const Diagnosis& d) {
     j.field("text", straggler_text(d, s));
     j.end_object();
   }
+  j.end_array();
+
+  // Calls captured into CUDA graphs: seen once, at the capture; their replays never call NCCL.
+  j.key("cuda_graph_captures").begin_array();
+  for (const auto& c : d.comms) {
+    if (!c.shown) continue;
+    for (const auto& call : c.captured) {
+      j.begin_object().field("comm", c.name).field("op", call.op);
+      write_ranks(j, "ranks", call.ranks);
+      write_site(j, "site", call.site);
+      j.field("records", call.records).end_object();
+    }
+  }
+  j.end_array();
+  j.key("cuda_graph_notes").begin_array();
+  for (const auto& line : captured_lines(d)) j.value(line);
   j.end_array();
 
   // Indexes (verdict.finding, blocked_by) refer to this list, which --rank / --comm do not cut;

@@ -2,6 +2,7 @@
 
 #include "pyframes/merge.h"
 #include "pyframes/render.h"
+#include "report/wording/aborted_words.h"
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
 #include "report/wording/render.h"
@@ -41,6 +42,10 @@ std::string render_report_text(const Diagnosis& d, const TextOptions& options) {
       std::string where = d.groups[i].ranks.size() == 1 && known ? fmt::format(" [pid {} on {}]", s.pid, s.host) : "";
       out += fmt::format("  {:<{}}  {}{}\n", labels[i], width, situation_text(d, s), where);
     }
+  }
+  if (auto captured = captured_lines(d); !captured.empty()) {
+    out += "\nCUDA graphs (what the ledger cannot see):\n";
+    for (const auto& line : captured) out += "  " + line + "\n";
   }
   if (!d.hints.empty()) {
     out += "\nwhat to do:\n";

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis/rank_ranges.h"
+#include "report/wording/aborted_words.h"
 #include "report/wording/init_failure_words.h"
 #include "report/wording/phrases.h"
 #include "report/wording/straggler_words.h"
@@ -388,6 +389,7 @@ std::string state_line(const Diagnosis& d) {
                          c.absent.size() == 1 ? "it has" : "they have");
     }
     case Kind::InitFailed: return init_failed_verdict(d, f);
+    case Kind::Aborted: return aborted_verdict(d, f);
     case Kind::Healthy:
     case Kind::NoData: break;
   }

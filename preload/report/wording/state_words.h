@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "report/analysis/model.h"
 
@@ -20,5 +21,10 @@ int64_t shim_root(const std::vector<ShimProcess>& processes);
 std::string format_age(uint64_t ns);
 // What the ledgers say the job's state is, with the chain of waits behind the cause after it.
 std::string state_with_chain(const Diagnosis& d);
+// "train.py:88 (iteration 3)"
+std::string line_and_iteration(const Call& c);
+// What each group of `ranks` is doing instead of `f`'s collective: "rank 3 is at loader.py:54
+// (outside NCCL)", "rank 3 exited after all_reduce #2 at train.py:88 (iteration 2)".
+std::string ranks_status(const Diagnosis& d, const Finding& f, const std::vector<int>& ranks);
 
 }  // namespace hangshim::report::state_words
