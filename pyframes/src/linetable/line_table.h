@@ -31,7 +31,8 @@ struct Position {
   int end_column = -1;
 };
 
-// 3.11+: the position of the instruction at byte offset `offset`; line -1 when there is none.
+// 3.11+: the position of the instruction at byte offset `offset`, field by field as
+// code.co_positions() gives it (-1 where it gives None).
 Position location_table_position(std::string_view locations, int firstlineno, int offset);
 
 // A line computed in 64 bits, as the int the decoders return: -1 when it does not fit.

@@ -92,11 +92,7 @@ Position location_table_position(std::string_view table, int firstlineno, int of
     }
     reader.skip_entry();
     end += length;
-    if (offset < end) {
-      if (here.line < 0 || here.end_line < here.line) return Position{here.line, -1, -1, -1};
-      if (here.column < 0 || here.end_column < 0) here.column = here.end_column = -1;
-      return here;
-    }
+    if (offset < end) return here;
   }
   return position;
 }
