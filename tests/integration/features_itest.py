@@ -165,6 +165,29 @@ def group_positions(report, args, targets, workdir):
                 problems.append("text: %s: carets %r, expected %r" % (want["function"], below, expected))
     report.result("live text: carets under the source lines (%d frames with carets)" % carets_seen, problems)
 
+    # A second process blocked in the other call of the same line: merged, the two part at train's
+    # frame from 3.11 (different columns), and share it before (no columns to tell them apart).
+    other = targets.start("case_positions.py", ["first"])
+    other.wait_ready()
+    other_truth = other.truth["threads"][0]["positions"]
+    run = run_pyframes(args.pyframes, ["--json", target.pid, other.pid])
+    problems = [run.describe()] if run.returncode != 0 else []
+    if not problems:
+        trains = []
+        stack = list(json.loads(run.stdout)["merged"]["tree"])
+        while stack:
+            branch = stack.pop()
+            trains += [(f.get("column"), f.get("end_column")) for f in branch.get("frames", []) if f["function"] == "train"]
+            stack.extend(branch.get("children", []))
+        want = set()
+        for positions in (truth, other_truth):
+            entry = [e for e in positions if e["function"] == "train"][0]
+            want.add(tuple(entry["position"][2:4]) if "position" in entry else (None, None))
+        if sorted(trains, key=str) != sorted(want, key=str):
+            problems.append("merged tree: train frames with columns %s, the processes say %s" % (trains, sorted(want, key=str)))
+    report.result("merged: two processes in different calls of one line part there from 3.11 (%d branches)" % len(want),
+                  problems)
+
 
 def group_gc(report, args, targets, workdir):
     for mode in ("collecting", "idle"):

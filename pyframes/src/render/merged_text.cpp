@@ -188,7 +188,11 @@ class MergedTextRenderer {
     if (options_.source_lines && sources_ != nullptr && frame.kind == Frame::Kind::Python && !members.empty()) {
       const MergeMember& first = merged_.members[members.front()];
       auto line = render::source_line(first.pid, render::is_live(first.pid, first.source), frame, *sources_);
-      if (line && !line->empty()) out_ += fmt::format("{}        {}\n", body, *line);
+      if (line && !line->empty()) {
+        out_ += fmt::format("{}        {}\n", body, *line);
+        auto carets = render::source_carets(first.pid, render::is_live(first.pid, first.source), frame, *sources_);
+        if (carets) out_ += fmt::format("{}        {}\n", body, *carets);
+      }
     }
     for (const MergedLocal& local : merged_frame.locals) variable(local, members, body);
   }

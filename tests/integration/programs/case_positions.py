@@ -1,4 +1,5 @@
-"""Column ranges (3.11+): a thread blocks in the second call of `reduce(a) + reduce(b)`, called
+"""Column ranges (3.11+): a thread blocks in the second call of `reduce(a) + reduce(b)` (with the
+argument "first": in the first), called
 from a line with a non-ASCII name before the call, called by a call that spans two lines. The
 blocking function records, for every frame that calls it, what the interpreter says the frame
 runs: f_lineno and, from 3.11, code.co_positions() of the frame's current instruction (line,
@@ -28,8 +29,11 @@ def reduce(value, stop):
 
 
 def train(a, b):
-    naïve = reduce(a, False) + reduce(b, True)
+    naïve = reduce(a, FIRST) + reduce(b, not FIRST)
     return naïve
+
+
+FIRST = len(sys.argv) > 2 and sys.argv[2] == "first"  # block in the first call instead
 
 
 train(
