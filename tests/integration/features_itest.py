@@ -187,6 +187,17 @@ def group_positions(report, args, targets, workdir):
             problems.append("merged tree: train frames with columns %s, the processes say %s" % (trains, sorted(want, key=str)))
     report.result("merged: two processes in different calls of one line part there from 3.11 (%d branches)" % len(want),
                   problems)
+    run = run_pyframes(args.pyframes, [target.pid, other.pid])
+    problems = [run.describe()] if run.returncode != 0 else []
+    rows = [line for line in run.stdout.split("\n") if line.startswith("  pid ")]
+    for column, end_column in sorted(want, key=str):
+        if column is None:
+            continue
+        marked = [row for row in rows if " train (" in row and ":%d, columns %d-%d)" % (
+            [e for e in truth if e["function"] == "train"][0]["line"], column + 1, end_column) in row]
+        if len(marked) != 1:
+            problems.append("no single summary row names columns %d-%d: %r" % (column + 1, end_column, rows))
+    report.result("merged text: summary rows that would read the same name their columns", problems)
 
 
 def group_gc(report, args, targets, workdir):
