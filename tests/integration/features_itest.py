@@ -251,6 +251,23 @@ def group_subinterp(report, args, targets, workdir):
                 if "interpreter" in states[0] and states[0]["interpreter"] == states[1].get("interpreter"):
                     problems.append("both thread states say interpreter %r" % states[0]["interpreter"])
         report.result("%s --json: two thread states on one OS thread, interpreters %s" % (label, ids), problems)
+    # --native: the OS thread's native stack is sliced between its thread states (as pystack does):
+    # each keeps its Python frames, gets native frames, and none says its stack was not merged.
+    for label, run in sources(args, target, workdir, ["--native"]):
+        problems = [run.describe()] if run.returncode != 0 else []
+        if not problems:
+            process = json.loads(run.stdout)["processes"][0]
+            states = [t for t in process["threads"] if t["native_id"] == truth["native_id"]]
+            if len(states) != 2:
+                problems.append("%d thread states on OS thread %d, expected 2" % (len(states), truth["native_id"]))
+            for state, part in zip(states, ("outer", "inner")):
+                problems += ["%s: %s" % (part, p) for p in compare_frames(python_frames(state), truth[part]["frames"])]
+                if state.get("native_note") or state.get("native_frames"):
+                    problems.append("%s: %s" % (part, state.get("native_note")))
+                if not [f for f in state["frames"] if f.get("kind") == "native"]:
+                    problems.append("%s: no native frames" % part)
+        report.result("%s --native: the OS thread's native stack sliced between its two thread states" % label, problems)
+
     run = run_pyframes(args.pyframes, [target.pid])
     problems = [run.describe()] if run.returncode != 0 else []
     headers = [line for line in run.stdout.split("\n") if line.startswith("Thread %d " % truth["native_id"])]
