@@ -72,6 +72,18 @@ def sources(args, target, workdir, extra):
     yield "core", run
 
 
+def saved_and_merged(args, run, workdir, name):
+    """The processes of `run`'s --json document after a round trip through a file and
+    `pyframes --merge-json --no-merge --json` (what a document saved on another node goes through)."""
+    path = os.path.join(workdir, name + ".json")
+    with open(path, "w") as f:
+        f.write(run.stdout)
+    merged = run_pyframes(args.pyframes, ["--merge-json", "--no-merge", "--json", path])
+    if merged.returncode != 0:
+        raise AssertionError(merged.describe())
+    return json.loads(merged.stdout)["processes"]
+
+
 def group_values(report, args, targets, workdir):
     target = targets.start("case_values.py")
     target.wait_ready()
@@ -141,6 +153,13 @@ def group_positions(report, args, targets, workdir):
                 if got != (line, end_line, column, end_column):
                     problems.append("%s: (line, end_line, column, end_column) %s, co_positions() says %s" % (
                         where, got, (line, end_line, column, end_column)))
+        if not problems and label == "live":
+            frames = python_frames(main_thread(run, record))
+            kept = python_frames([t for t in saved_and_merged(args, run, workdir, "positions")[0]["threads"]
+                                  if t["thread_id"] == record["thread_id"]][0])
+            fields = ("line", "end_line", "column", "end_column")
+            if [[f.get(k) for k in fields] for f in kept] != [[f.get(k) for k in fields] for f in frames]:
+                problems.append("--merge-json of the saved document changed the column ranges")
         report.result("%s --json: column ranges of %d frames against co_positions()%s" % (
             label, len(truth), "" if has_columns else " (none before 3.11)"), problems)
     run = run_pyframes(args.pyframes, [target.pid])
@@ -218,7 +237,12 @@ def group_gc(report, args, targets, workdir):
                         process["gc_collecting"], record["collecting"], " (3.6: cannot tell)" if want is None else ""))
                 thread = main_thread(run, record)
                 problems += compare_frames(python_frames(thread) if thread else [], record["frames"])
-            report.result("%s %s: gc_collecting is %s" % (label, mode, want), problems)
+            if not problems and label == "live":
+                kept = saved_and_merged(args, run, workdir, "gc-" + mode)[0].get("gc_collecting", "absent")
+                if kept is not want:
+                    problems.append("--merge-json of the saved document: gc_collecting %r" % (kept,))
+            report.result("%s %s: gc_collecting is %s%s" % (label, mode, want, " (and through --merge-json)"
+                                                             if label == "live" else ""), problems)
         run = run_pyframes(args.pyframes, [target.pid])
         shown = "garbage collection running" in run.stdout.split("\n")[1] if run.returncode == 0 else None
         problems = [run.describe()] if run.returncode != 0 else []
@@ -250,6 +274,11 @@ def group_subinterp(report, args, targets, workdir):
                         problems.append("%s: interpreter %r, the interpreter says %r" % (part, state.get("interpreter"), want))
                 if "interpreter" in states[0] and states[0]["interpreter"] == states[1].get("interpreter"):
                     problems.append("both thread states say interpreter %r" % states[0]["interpreter"])
+        if not problems and label == "live":
+            kept = [(t.get("interpreter"), len(t["frames"])) for t in saved_and_merged(args, run, workdir, "subinterp")[0]
+                    ["threads"] if t["native_id"] == truth["native_id"]]
+            if kept != [(t.get("interpreter"), len(t["frames"])) for t in states]:
+                problems.append("--merge-json of the saved document: %s" % kept)
         report.result("%s --json: two thread states on one OS thread, interpreters %s" % (label, ids), problems)
     # --native: the OS thread's native stack is sliced between its thread states (as pystack does):
     # each keeps its Python frames, gets native frames, and none says its stack was not merged.
