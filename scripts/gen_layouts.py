@@ -47,6 +47,11 @@ FIELDS = [
     ("runtime.interpreters_main", "offsetof(_PyRuntimeState, interpreters.main)", V(7), None),
     ("runtime.gilstate_tstate_current", "offsetof(_PyRuntimeState, gilstate.tstate_current)", V(7), V(12)),
     ("runtime.ceval_gil", "offsetof(_PyRuntimeState, ceval.gil)", V(7), V(12)),
+    # The garbage collector's state: in _PyRuntimeState (3.7, 3.8), per interpreter from 3.9; 3.6
+    # keeps `collecting` in a static variable of gcmodule.c, out of reach without symbols.
+    ("runtime.gc", "offsetof(_PyRuntimeState, gc)", V(7), V(9)),
+    ("interpreter.gc", "offsetof(PyInterpreterState, gc)", V(9), None),
+    ("gc.collecting", "offsetof(struct _gc_runtime_state, collecting)", V(7), None),
     # struct _gil_runtime_state (3.7+)
     ("gil.locked", "offsetof(struct _gil_runtime_state, locked)", V(7), None),
     ("gil.last_holder", "offsetof(struct _gil_runtime_state, last_holder)", V(7), None),
@@ -124,6 +129,7 @@ FIELDS = [
     ("type.tp_basicsize", "offsetof(PyTypeObject, tp_basicsize)", V(6), None),
     ("type.tp_flags", "offsetof(PyTypeObject, tp_flags)", V(6), None),
     ("type.tp_dictoffset", "offsetof(PyTypeObject, tp_dictoffset)", V(6), None),
+    ("type.tp_dict", "offsetof(PyTypeObject, tp_dict)", V(6), None),
     ("type.ht_cached_keys", "offsetof(PyHeapTypeObject, ht_cached_keys)", V(6), None),
     ("type.flag_managed_dict", "Py_TPFLAGS_MANAGED_DICT", V(11), None),
     # Where a managed dict lives relative to its object (the accessor functions of

@@ -82,12 +82,37 @@ class Sources(object):
         return lines[number - 1]
 
 
+_SPACE = " \t\r\f\v"
+
+
+def carets(source, frame):
+    """Python 3.11+: carets under the stripped source line marking the frame's instruction, from
+    the UTF-8 byte columns pyframes read (`column`, `end_column`), as pyframes' own text prints
+    them; None when there are none, they span lines, or they would cover the whole line."""
+    column, end_column = frame.get("column"), frame.get("end_column")
+    if not isinstance(column, int) or not isinstance(end_column, int) or frame.get("end_line") != frame.get("line"):
+        return None
+    raw = source.encode("utf-8", "surrogateescape")
+    stripped = raw.strip(_SPACE.encode())
+    lead = len(raw) - len(raw.lstrip(_SPACE.encode()))
+    if not stripped or column < lead or end_column <= column or end_column > lead + len(stripped):
+        return None
+    if column == lead and end_column == lead + len(stripped):
+        return None
+    width = lambda data: sum(1 for byte in bytearray(data) if byte & 0xC0 != 0x80)  # noqa: E731
+    return " " * width(raw[lead:column]) + "^" * width(raw[column:end_column])
+
+
 def frame_block(label, frame, sources):
-    """The frame's line and, when the source is readable, its source line indented under it."""
+    """The frame's line and, when the source is readable, its source line indented under it, with
+    carets under the part that runs (3.11+, when they say something)."""
     out = [frame_line(label, frame)]
     source = sources.line(frame.get("file"), frame.get("line") or 0) if sources else None
     if source is not None and source.strip():
         out.append("        " + printable(source.strip().replace("\t", " ")))
+        marks = carets(source, frame)
+        if marks:
+            out.append("        " + marks)
     return out
 
 

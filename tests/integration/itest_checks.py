@@ -2,8 +2,13 @@
 frame by frame (function, file, line; qualname where the interpreter has one), innermost first."""
 import json
 import os
+import re
 import subprocess
 import time
+
+
+# The caret line pyframes prints under a source line to mark the running instruction's columns.
+CARETS = re.compile(r"^        ( *)(\^+)$")
 
 
 class Run(object):
@@ -166,4 +171,7 @@ def check_text(text, truth):
                         index, lines[i] if i < len(lines) else None, want))
                     break
                 i += 1
+                # 3.11+: carets under the part of the line that runs (checked by features_itest.py).
+                if i < len(lines) and CARETS.match(lines[i]):
+                    i += 1
     return problems

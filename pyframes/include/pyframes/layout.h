@@ -47,7 +47,12 @@ struct Layout {
     int interpreters_main = -1;        // the main interpreter (only used to validate a data scan)
     int gilstate_tstate_current = -1;  // 3.7-3.11: the thread state holding the GIL
     int ceval_gil = -1;                // 3.7-3.11: struct _gil_runtime_state inside _PyRuntime
+    int gc = -1;                       // 3.7, 3.8: struct _gc_runtime_state inside _PyRuntime
   } runtime;
+
+  struct Gc {  // struct _gc_runtime_state (3.7+; 3.6 keeps it in statics of gcmodule.c)
+    int collecting = -1;  // int: a collection is running
+  } gc;
 
   struct Gil {  // struct _gil_runtime_state
     int locked = -1;
@@ -64,6 +69,7 @@ struct Layout {
     int sysdict = -1;
     int builtins = -1;
     int ceval_gil = -1;  // 3.12+: pointer to the interpreter's struct _gil_runtime_state
+    int gc = -1;         // 3.9+: struct _gc_runtime_state inside the interpreter
   } interpreter;
 
   struct ThreadState {
@@ -141,6 +147,10 @@ struct Layout {
     int tp_basicsize = -1;
     int tp_flags = -1;
     int tp_dictoffset = -1;
+    // The type's own dict (a heap type's __module__ is there). Not in _Py_DebugOffsets: for 3.14+
+    // it is taken 96 bytes after tp_flags, as in every generated table (PyTypeObject's public
+    // fields from tp_flags to tp_dict have not changed in Python 3).
+    int tp_dict = -1;
     int ht_cached_keys = -1;
     int flag_managed_dict = -1;   // Py_TPFLAGS_MANAGED_DICT value (3.11+)
     // Managed dicts (3.11+) live before the object: offset (negative) of the dict pointer

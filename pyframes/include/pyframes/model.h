@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct Frame {
   std::string qualname;   // co_qualname (3.11+), else = function
   std::string file;       // co_filename for Python; native: the source file when known (else empty, see module)
   int line = 0;           // 0 when unknown
+  // Python 3.11+: the source range of the current instruction (code.co_positions()): the line it
+  // ends on and 0-based UTF-8 byte columns; -1 when unknown (older versions, no columns).
+  int end_line = -1;
+  int column = -1;
+  int end_column = -1;
   bool is_entry = false;  // Python: first frame of an evaluation-loop run (3.11+ entry frames)
   uint64_t address = 0;   // native: instruction pointer (a return address for callers)
   uint64_t frame_address = 0;  // Python: the frame in the target (PyFrameObject <= 3.10, _PyInterpreterFrame 3.11+)
@@ -42,6 +48,10 @@ struct Thread {
   std::string name;        // threading.Thread name, else /proc comm, else empty
   bool gil = false;        // this thread holds the GIL
   ThreadState state = ThreadState::Unknown;
+  // The interpreter the thread state belongs to (its id: 0 the main one, then sub-interpreters);
+  // -1 when unknown (3.6 has no ids). One OS thread can hold a thread state in several
+  // interpreters (a sub-interpreter run on it): then several Threads share `native_id`.
+  int64_t interpreter_id = -1;
   bool truncated = false;  // the frame chain was cut (cycle, bad pointer, depth bound)
   std::string truncation_reason;
   std::vector<Frame> frames;  // innermost first
@@ -59,6 +69,9 @@ struct Process {
   // holds a GIL (Thread::gil stays false) and threads run Python code at the same time.
   bool free_threaded = false;
   bool gil_disabled = false;
+  // A garbage collection is running (pystack's is_gc_collecting): the stacks are inside it (a
+  // __del__, a weakref callback, a finalizer). nullopt: cannot tell (3.6, an unreadable state).
+  std::optional<bool> gc_collecting;
   std::string executable;
   std::vector<std::string> command_line;
   std::string rank;            // RANK from the environment, empty when not a launched rank

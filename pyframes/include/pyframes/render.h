@@ -27,6 +27,10 @@ class SourceCache {
 
   // The cleaned line `line` (1-based) of `path`, or nullopt when the file or line is unreadable.
   std::optional<std::string> line(const std::string& path, int line);
+  // Carets under the cleaned line `line` marking UTF-8 byte columns [column, end_column) of the raw
+  // line, as Python's tracebacks do: nullopt when unreadable, out of range, or the range covers
+  // the whole cleaned line (then they would say nothing).
+  std::optional<std::string> carets(const std::string& path, int line, int column, int end_column);
 
  private:
   struct Entry {

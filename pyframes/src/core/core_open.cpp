@@ -30,22 +30,29 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Result<void> check_options(const CoreOptions& options) {
+// Checks --exe and --root; a --lib-search entry that is not a directory is dropped with a warning
+// (as pystack does): the other places may still hold the files.
+Result<CoreOptions> check_options(const CoreOptions& options, std::vector<std::string>* warnings) {
   if (options.executable && ::access(options.executable->c_str(), R_OK) != 0) {
     return make_error(ErrorKind::NotFound, fmt::format("--exe {}: no readable file there", *options.executable),
                       "pass the path of the program the core was dumped from");
   }
+  CoreOptions checked = options;
+  checked.lib_search.clear();
   for (const auto& dir : options.lib_search) {
-    if (!is_directory(dir)) {
-      return make_error(ErrorKind::Usage, fmt::format("--lib-search {}: not a directory", dir),
-                        "pass directories holding copies of the core's executable and libraries");
+    if (is_directory(dir)) {
+      checked.lib_search.push_back(dir);
+    } else {
+      warnings->push_back(fmt::format("--lib-search {}: not a directory, skipped (pass directories holding copies "
+                                      "of the core's executable and libraries)",
+                                      dir));
     }
   }
   if (!options.root.empty() && !is_directory(options.root)) {
     return make_error(ErrorKind::Usage, fmt::format("--root {}: not a directory", options.root),
                       "pass the directory the target's file system is visible under, e.g. /proc/PID/root");
   }
-  return {};
+  return checked;
 }
 
 const core::Note* find_note(const std::vector<core::Note>& notes, uint32_t type) {
@@ -97,8 +104,9 @@ std::string join_args(const std::vector<std::string>& args) {
 Core::Core(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Core::~Core() = default;
 
-Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOptions& options) {
-  PYFRAMES_CHECK(check_options(options));
+Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOptions& given) {
+  std::vector<std::string> option_warnings;
+  PYFRAMES_TRY(options, check_options(given, &option_warnings));
   PYFRAMES_TRY(file, core::CoreFile::open(path));
   auto state = std::make_unique<State>();
   state->file = std::move(file);
@@ -108,7 +116,8 @@ Result<std::unique_ptr<Core>> Core::open(const std::string& path, const CoreOpti
   info.core_size = state->file.size();
   info.missing_bytes = state->file.missing_bytes();
   info.gzip = state->file.gzip();
-  state->warnings = state->file.warnings();
+  state->warnings = std::move(option_warnings);
+  for (auto& warning : state->file.warnings()) state->warnings.push_back(std::move(warning));
 
   std::optional<CoreSignal> siginfo;
   std::optional<core::PsInfo> psinfo;

@@ -45,6 +45,12 @@ class ObjectReader {
     return value->uint64().value_or(0);
   }
 
+  bool has(std::string_view key) const { return object_.find(key) != nullptr; }
+  bool is_set(std::string_view key) const {
+    const JsonValue* value = object_.find(key);
+    return value != nullptr && !value->is_null();
+  }
+
   bool flag(std::string_view key) {
     const JsonValue* value = member(key, false);
     if (value == nullptr) return false;
@@ -122,6 +128,19 @@ Frame read_frame(const JsonValue& value, std::string path, std::optional<std::st
     if (!parsed) fields.complain(fields.field("kind"), "is neither \"python\" nor \"native\"");
     frame.kind = parsed.value_or(Frame::Kind::Python);
   }
+  if (fields.has("column")) {  // 3.11+ documents: the source range; absent means unknown
+    const int64_t end_line = fields.int64("end_line", true);
+    const int64_t column = fields.int64("column", true);
+    const int64_t end_column = fields.int64("end_column", true);
+    if (end_line < line || end_line > INT32_MAX || column < 0 || column > INT32_MAX || end_column < 0 ||
+        end_column > INT32_MAX) {
+      fields.complain(fields.field("column"), "with end_line and end_column is not a source range");
+    } else {
+      frame.end_line = static_cast<int>(end_line);
+      frame.column = static_cast<int>(column);
+      frame.end_column = static_cast<int>(end_column);
+    }
+  }
   frame.is_entry = fields.flag("entry");
   frame.address = fields.uint64("address");
   frame.frame_address = fields.uint64("frame_address");
@@ -144,6 +163,7 @@ Thread read_thread(const JsonValue& value, std::string path, std::optional<std::
   thread.native_id = fields.int64("native_id");
   thread.name = fields.text("name");
   thread.gil = fields.flag("gil");
+  if (fields.is_set("interpreter")) thread.interpreter_id = fields.int64("interpreter");
   const std::string state = fields.text("state");
   if (!state.empty()) {
     auto parsed = render::thread_state_from_name(state);
@@ -174,6 +194,10 @@ Process read_process(const JsonValue& value, std::string path, std::optional<std
   process.python_version = fields.text("python");
   process.free_threaded = fields.flag("free_threaded");
   process.gil_disabled = fields.flag("gil_disabled");
+  if (fields.has("gc_collecting")) {  // null (cannot tell) reads as absent
+    const bool collecting = fields.flag("gc_collecting");
+    if (!problem && fields.is_set("gc_collecting")) process.gc_collecting = collecting;
+  }
   process.executable = fields.text("executable");
   process.command_line = strings(fields, "command_line");
   process.rank = fields.text("rank");

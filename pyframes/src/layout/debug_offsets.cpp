@@ -14,7 +14,7 @@ namespace {
 enum class Id : uint8_t {
   Skip,
   RuntimeSize, InterpretersHead,
-  InterpSize, InterpId, InterpNext, InterpThreadsHead, InterpModules, InterpSysdict, InterpBuiltins, InterpCevalGil,
+  InterpSize, InterpId, InterpGc, GcCollecting, InterpNext, InterpThreadsHead, InterpModules, InterpSysdict, InterpBuiltins, InterpCevalGil,
   InterpGilState, InterpGilEnabled, InterpGilLocked, InterpGilHolder,
   TstateSize, TstatePrev, TstateNext, TstateInterp, TstateCurrentFrame, TstateThreadId, TstateNativeThreadId,
   FrameSize, FramePrevious, FrameExecutable, FrameInstrPtr, FrameLocalsplus, FrameOwner, FrameTlbcIndex,
@@ -29,7 +29,7 @@ using S = Id;
 // 3.13: Include/internal/pycore_runtime.h, struct _Py_DebugOffsets after cookie/version/free_threaded.
 constexpr Id k313[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
-    /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*gc*/,
+    /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::InterpGc,
     S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState, S::InterpGilEnabled,
     S::InterpGilLocked, S::InterpGilHolder,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
@@ -47,7 +47,7 @@ constexpr Id k313[] = {
     /* long_object */ S::Skip, S::LongTag, S::LongDigit,
     /* bytes_object */ S::Skip, S::BytesSize, S::BytesSval,
     /* unicode_object */ S::Skip, S::UnicodeState, S::UnicodeLength, S::UnicodeAsciiSize,
-    /* gc */ S::Skip, S::Skip,
+    /* gc */ S::Skip, S::GcCollecting,
 };
 
 // 3.14: Include/internal/pycore_debug_offsets.h. New: interpreter threads_main,
@@ -56,7 +56,7 @@ constexpr Id k313[] = {
 constexpr Id k314[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
     /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*threads_main*/,
-    S::Skip /*gc*/, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
+    S::InterpGc, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
     S::InterpGilEnabled, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
     S::Skip /*tlbc_generation*/,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
@@ -75,6 +75,7 @@ constexpr Id k314[] = {
     /* long_object */ S::Skip, S::LongTag, S::LongDigit,
     /* bytes_object */ S::Skip, S::BytesSize, S::BytesSval,
     /* unicode_object */ S::Skip, S::UnicodeState, S::UnicodeLength, S::UnicodeAsciiSize,
+    /* gc */ S::Skip, S::GcCollecting,
 };
 
 // 3.15: read from the DWARF of Debian's libpython3.15 3.15.2 (`ptype/o struct _Py_DebugOffsets`).
@@ -86,7 +87,7 @@ constexpr Id k314[] = {
 constexpr Id k315[] = {
     /* runtime_state */ S::Skip, S::Skip, S::InterpretersHead,
     /* interpreter_state */ S::InterpSize, S::InterpId, S::InterpNext, S::InterpThreadsHead, S::Skip /*threads_main*/,
-    S::Skip /*gc*/, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
+    S::InterpGc, S::InterpModules, S::InterpSysdict, S::InterpBuiltins, S::InterpCevalGil, S::InterpGilState,
     S::InterpGilEnabled, S::InterpGilLocked, S::InterpGilHolder, S::Skip /*code_object_generation*/,
     S::Skip /*tlbc_generation*/,
     /* thread_state */ S::TstateSize, S::TstatePrev, S::TstateNext, S::TstateInterp, S::TstateCurrentFrame,
@@ -109,6 +110,8 @@ constexpr Id k315[] = {
     /* long_object */ S::Skip, S::LongTag, S::LongDigit,
     /* bytes_object */ S::Skip, S::BytesSize, S::BytesSval,
     /* unicode_object */ S::Skip, S::UnicodeState, S::UnicodeLength, S::UnicodeAsciiSize,
+    S::Skip /*compactunicodeobject_size*/,
+    /* gc */ S::Skip, S::GcCollecting,
 };
 
 constexpr size_t kHeaderWords = 3;  // cookie, version, free_threaded
@@ -175,6 +178,8 @@ Result<void> apply_debug_offsets(const Memory& memory, uint64_t runtime_address,
       case Id::InterpretersHead: layout.runtime.interpreters_head = v; break;
       case Id::InterpSize: layout.interpreter.size = v; break;
       case Id::InterpId: layout.interpreter.id = v; break;
+      case Id::InterpGc: layout.interpreter.gc = v; break;
+      case Id::GcCollecting: layout.gc.collecting = v; break;
       case Id::InterpNext: layout.interpreter.next = v; break;
       case Id::InterpThreadsHead: layout.interpreter.tstate_head = v; break;
       case Id::InterpModules: layout.interpreter.modules = v; break;

@@ -57,6 +57,7 @@ static void fill_3_6(Layout& l) {
   l.tuple.ob_item = 24;
   l.type.ht_cached_keys = 856;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -102,6 +103,7 @@ static void fill_3_7(Layout& l) {
   l.frame_object.lineno = 108;
   l.frame_object.localsplus = 360;
   l.frame_object.size = 368;
+  l.gc.collecting = 312;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 64;
@@ -118,6 +120,7 @@ static void fill_3_7(Layout& l) {
   l.object.ob_size = 16;
   l.object.ob_type = 8;
   l.runtime.ceval_gil = 1264;
+  l.runtime.gc = 320;
   l.runtime.gilstate_tstate_current = 1480;
   l.runtime.interpreters_head = 24;
   l.runtime.interpreters_main = 32;
@@ -131,6 +134,7 @@ static void fill_3_7(Layout& l) {
   l.tuple.ob_item = 24;
   l.type.ht_cached_keys = 856;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -177,6 +181,7 @@ static void fill_3_8(Layout& l) {
   l.frame_object.lineno = 108;
   l.frame_object.localsplus = 360;
   l.frame_object.size = 368;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 80;
@@ -193,6 +198,7 @@ static void fill_3_8(Layout& l) {
   l.object.ob_size = 16;
   l.object.ob_type = 8;
   l.runtime.ceval_gil = 1152;
+  l.runtime.gc = 344;
   l.runtime.gilstate_tstate_current = 1368;
   l.runtime.interpreters_head = 32;
   l.runtime.interpreters_main = 40;
@@ -206,6 +212,7 @@ static void fill_3_8(Layout& l) {
   l.tuple.ob_item = 24;
   l.type.ht_cached_keys = 872;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -252,9 +259,11 @@ static void fill_3_9(Layout& l) {
   l.frame_object.lineno = 108;
   l.frame_object.localsplus = 360;
   l.frame_object.size = 368;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 880;
+  l.interpreter.gc = 616;
   l.interpreter.id = 24;
   l.interpreter.modules = 856;
   l.interpreter.next = 0;
@@ -281,6 +290,7 @@ static void fill_3_9(Layout& l) {
   l.tuple.ob_item = 24;
   l.type.ht_cached_keys = 864;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -327,9 +337,11 @@ static void fill_3_10(Layout& l) {
   l.frame_object.lineno = 100;
   l.frame_object.localsplus = 352;
   l.frame_object.size = 360;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 880;
+  l.interpreter.gc = 616;
   l.interpreter.id = 24;
   l.interpreter.modules = 856;
   l.interpreter.next = 0;
@@ -356,6 +368,7 @@ static void fill_3_10(Layout& l) {
   l.tuple.ob_item = 24;
   l.type.ht_cached_keys = 872;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -404,9 +417,11 @@ static void fill_3_11(Layout& l) {
   l.dict_keys.unicode_entry_size = 16;
   l.dict_values.values = 0;
   l.float_.ob_fval = 16;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 912;
+  l.interpreter.gc = 648;
   l.interpreter.id = 48;
   l.interpreter.modules = 888;
   l.interpreter.next = 0;
@@ -445,6 +460,7 @@ static void fill_3_11(Layout& l) {
   l.type.managed_dict_offset = -24;
   l.type.managed_values_offset = -32;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -493,10 +509,12 @@ static void fill_3_12(Layout& l) {
   l.dict_keys.unicode_entry_size = 16;
   l.dict_values.values = 0;
   l.float_.ob_fval = 16;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 360;
   l.interpreter.ceval_gil = 384;
+  l.interpreter.gc = 112;
   l.interpreter.id = 8;
   l.interpreter.modules = 944;
   l.interpreter.next = 0;
@@ -533,6 +551,7 @@ static void fill_3_12(Layout& l) {
   l.type.ht_cached_keys = 880;
   l.type.managed_dict_offset = -24;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;
@@ -580,10 +599,12 @@ static void fill_3_13(Layout& l) {
   l.dict_values.valid = 3;
   l.dict_values.values = 8;
   l.float_.ob_fval = 16;
+  l.gc.collecting = 200;
   l.gil.last_holder = 8;
   l.gil.locked = 16;
   l.interpreter.builtins = 7648;
   l.interpreter.ceval_gil = 16;
+  l.interpreter.gc = 7400;
   l.interpreter.id = 7272;
   l.interpreter.modules = 7656;
   l.interpreter.next = 7264;
@@ -621,6 +642,7 @@ static void fill_3_13(Layout& l) {
   l.type.ht_cached_keys = 880;
   l.type.managed_dict_offset = -24;
   l.type.tp_basicsize = 32;
+  l.type.tp_dict = 264;
   l.type.tp_dictoffset = 288;
   l.type.tp_flags = 168;
   l.type.tp_name = 24;

@@ -64,6 +64,9 @@ void set_model_flags(Layout& layout) {
 // Only --globals reads them; the dict reader validates what it finds there.
 void set_namespace_offsets(Layout& layout) {
   constexpr int kPointer = 8;
+  // tp_dict for versions read from _Py_DebugOffsets alone (3.14+): 12 pointers after tp_flags
+  // (tp_doc ... tp_base come between), as every generated table measures it.
+  if (layout.type.tp_dict < 0 && layout.type.tp_flags >= 0) layout.type.tp_dict = layout.type.tp_flags + 12 * kPointer;
   if (layout.frame_model == FrameModel::FrameObject) {
     if (layout.frame_object.code < 0) return;
     layout.frame_object.builtins = layout.frame_object.code + kPointer;

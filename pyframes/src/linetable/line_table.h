@@ -22,6 +22,19 @@ int lnotab_line(std::string_view lnotab, int firstlineno, int offset);          
 int linetable310_line(std::string_view linetable, int firstlineno, int offset);    // 3.10
 int location_table_line(std::string_view locations, int firstlineno, int offset);  // 3.11+
 
+// The source range of one instruction (PEP 657, what code.co_positions() gives): columns are
+// 0-based UTF-8 byte offsets into the line; -1 where the table has none.
+struct Position {
+  int line = -1;
+  int end_line = -1;
+  int column = -1;
+  int end_column = -1;
+};
+
+// 3.11+: the position of the instruction at byte offset `offset`, field by field as
+// code.co_positions() gives it (-1 where it gives None).
+Position location_table_position(std::string_view locations, int firstlineno, int offset);
+
 // A line computed in 64 bits, as the int the decoders return: -1 when it does not fit.
 inline int line_or_none(int64_t line) { return line >= INT_MIN && line <= INT_MAX ? static_cast<int>(line) : -1; }
 

@@ -44,6 +44,59 @@ class Reader {
 
 }  // namespace
 
+Position location_table_position(std::string_view table, int firstlineno, int offset) {
+  Position position;
+  if (offset < 0) {
+    position.line = firstlineno;
+    return position;
+  }
+  Reader reader(table);
+  int64_t computed_line = firstlineno;
+  int64_t end = 0;
+  while (!reader.done()) {
+    uint8_t first = reader.byte();
+    if ((first & 0x80) == 0) continue;  // not an entry start: resynchronise
+    int code = (first >> 3) & 15;
+    int length = ((first & 7) + 1) * 2;
+    // As CPython's advance_with_locations / co_positions(): columns are stored + 1 in long form.
+    Position here;
+    switch (code) {
+      case 15: break;
+      case 14: {
+        computed_line += reader.signed_varint();
+        here.line = line_or_none(computed_line);
+        here.end_line = line_or_none(computed_line + reader.varint());
+        here.column = static_cast<int>(reader.varint()) - 1;
+        here.end_column = static_cast<int>(reader.varint()) - 1;
+        break;
+      }
+      case 13:
+        computed_line += reader.signed_varint();
+        here.line = here.end_line = line_or_none(computed_line);
+        break;
+      case 12:
+      case 11:
+      case 10:
+        computed_line += code - 10;
+        here.line = here.end_line = line_or_none(computed_line);
+        here.column = reader.byte();
+        here.end_column = reader.byte();
+        break;
+      default: {
+        here.line = here.end_line = line_or_none(computed_line);
+        int second = reader.byte();
+        here.column = code * 8 + ((second >> 4) & 7);
+        here.end_column = here.column + (second & 15);
+        break;
+      }
+    }
+    reader.skip_entry();
+    end += length;
+    if (offset < end) return here;
+  }
+  return position;
+}
+
 int location_table_line(std::string_view table, int firstlineno, int offset) {
   if (offset < 0) return firstlineno;
   Reader reader(table);

@@ -14,15 +14,16 @@ namespace pyframes {
 
 namespace {
 
-// What makes two frames the same place: kind, function, file and line for Python code; for
-// native code the symbol and module (addresses differ between processes).
+// What makes two frames the same place: kind, function, file and line for Python code, and from
+// 3.11 the instruction's columns (ranks hung in different calls of `reduce(a) + reduce(b)` part
+// there); for native code the symbol and module (addresses differ between processes).
 std::string frame_key(const Frame& frame) {
   if (frame.kind == Frame::Kind::Native) {
     if (!frame.function.empty()) return fmt::format("n\x1f{}\x1f{}", frame.function, frame.module);
     return fmt::format("n\x1f{}\x1f{:x}", frame.module, frame.offset);
   }
   const std::string& name = frame.qualname.empty() ? frame.function : frame.qualname;
-  return fmt::format("p\x1f{}\x1f{}\x1f{}", name, frame.file, frame.line);
+  return fmt::format("p\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", name, frame.file, frame.line, frame.column, frame.end_column);
 }
 
 struct TrieNode {

@@ -55,6 +55,48 @@ void merge_thread(Thread& thread, NativeStack& stack) {
   if (!stack.problem.empty()) thread.native_note = fmt::format("native stack may be incomplete: {}", stack.problem);
 }
 
+// Several thread states on one OS thread (a sub-interpreter run on it): `states` in the order
+// they are listed, the main interpreter's (the outermost) first. The OS thread's native stack
+// holds the evaluation-loop calls of all of them, the innermost thread state's first. Each gets
+// its slice, as pystack gives it: the innermost state the native frames up to and including its
+// outermost evaluation-loop call, the next one the frames from there to its own outermost call,
+// and the outermost state the rest. Slicing needs every count to agree; otherwise the first
+// state keeps the whole stack, unmerged, with a note, and the others say where it is.
+void merge_shared_stack(Process& process, const std::vector<size_t>& states, NativeStack& stack) {
+  size_t runs = 0;
+  bool whole = true;
+  for (size_t index : states) {
+    runs += python_runs(process.threads[index].frames);
+    whole = whole && !process.threads[index].truncated;
+  }
+  if (stack.frames.empty() || !whole || count_eval_frames(stack.frames) != runs) {
+    merge_thread(process.threads[states.front()], stack);
+    for (size_t i = 1; i < states.size(); ++i) {
+      process.threads[states[i]].native_note =
+          "native stack not merged: it is shown with another thread state of this thread";
+    }
+    return;
+  }
+  size_t cursor = 0;
+  for (size_t k = states.size(); k-- > 0;) {
+    Thread& thread = process.threads[states[k]];
+    NativeStack slice;
+    slice.tid = stack.tid;
+    slice.problem = k == 0 ? stack.problem : std::string();  // an unwind problem is at the outer end
+    size_t end = stack.frames.size();
+    if (k > 0) {
+      size_t calls = python_runs(thread.frames);
+      for (end = cursor; end < stack.frames.size() && calls > 0; ++end) {
+        if (is_eval_loop_frame(stack.frames[end])) --calls;
+      }
+    }
+    slice.frames.assign(stack.frames.begin() + static_cast<std::ptrdiff_t>(cursor),
+                        stack.frames.begin() + static_cast<std::ptrdiff_t>(end));
+    cursor = end;
+    merge_thread(thread, slice);
+  }
+}
+
 }  // namespace
 
 bool is_eval_loop_frame(const Frame& frame) {
@@ -75,7 +117,9 @@ void merge_native_stack(Thread& thread, NativeStack stack) { merge_thread(thread
 
 void merge_native_stacks(Process& process, std::vector<NativeStack> stacks, bool all_threads) {
   std::vector<bool> used(stacks.size(), false);
-  for (Thread& thread : process.threads) {
+  std::vector<std::vector<size_t>> states_of_stack(stacks.size());  // thread states per OS thread, in listed order
+  for (size_t t = 0; t < process.threads.size(); ++t) {
+    Thread& thread = process.threads[t];
     auto it = std::find_if(stacks.begin(), stacks.end(), [&](const NativeStack& s) {
       return thread.native_id != 0 && s.tid == thread.native_id;
     });
@@ -85,14 +129,12 @@ void merge_native_stacks(Process& process, std::vector<NativeStack> stacks, bool
       continue;
     }
     const auto index = static_cast<size_t>(it - stacks.begin());
-    if (used[index]) {
-      // Two thread states on one OS thread (sub-interpreters): the stack belongs to both, and
-      // its evaluation-loop calls to neither alone.
-      thread.native_note = "native stack not merged: it is shown with another thread state of this thread";
-      continue;
-    }
     used[index] = true;
-    merge_thread(thread, *it);
+    states_of_stack[index].push_back(t);
+  }
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    if (states_of_stack[i].size() == 1) merge_thread(process.threads[states_of_stack[i].front()], stacks[i]);
+    if (states_of_stack[i].size() > 1) merge_shared_stack(process, states_of_stack[i], stacks[i]);
   }
   if (!all_threads) return;
   for (size_t i = 0; i < stacks.size(); ++i) {

@@ -1,8 +1,12 @@
 #include "objects/repr.h"
 
+#include "objects/numpy_repr.h"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace pyframes {
 
@@ -10,8 +14,6 @@ namespace {
 
 constexpr size_t kMaxStrChars = 120;
 constexpr size_t kMaxBytes = 64;
-constexpr size_t kMaxItems = 8;
-constexpr int kMaxDepth = 2;
 
 std::string quote_str(const std::string& utf8, bool truncated) {
   // Python's repr: single quotes unless the text holds a single quote and no double quote.
@@ -75,44 +77,106 @@ std::string float_repr(double value) {
   return text;
 }
 
-std::string opaque(const ObjectReader& reader, uint64_t object) {
+constexpr uint64_t kTpFlagHeapType = 1ull << 9;  // Py_TPFLAGS_HEAPTYPE
+
+// The type as Python's default repr names it: a class defined in Python (a heap type) as
+// module.name from its __module__ (torch.Tensor, __main__.Sampler), a C type by its tp_name
+// (which carries the module already: numpy.ndarray).
+std::string type_label(const ObjectReader& reader, uint64_t object) {
   auto name = reader.type_name(object);
-  return fmt::format("<{} object at {:#x}>", name ? *name : std::string("?"), object);
+  if (!name) return "?";
+  auto type = reader.type_of(object);
+  auto flags = type ? reader.type_flags(*type) : std::nullopt;
+  if (!flags || (*flags & kTpFlagHeapType) == 0 || reader.layout().type.tp_dict < 0) return *name;
+  auto dict = reader.memory().read_pointer(*type + static_cast<uint64_t>(reader.layout().type.tp_dict));
+  auto view = dict && *dict ? reader.dict_view(*dict) : std::nullopt;
+  auto module = view ? reader.dict_get_str(*view, "__module__") : std::nullopt;
+  auto text = module ? reader.str(*module, 256) : Result<std::string>(std::string());
+  if (!text || text->empty() || *text == "builtins") return *name;
+  return *text + "." + *name;
 }
 
-std::string repr_at(const ObjectReader& reader, uint64_t object, int depth);
+std::string opaque(const ObjectReader& reader, uint64_t object) {
+  return fmt::format("<{} object at {:#x}>", type_label(reader, object), object);
+}
 
-std::string sequence_repr(const ObjectReader& reader, uint64_t object, bool tuple, int depth) {
+// Containers are cut by size, not by depth: each item gets what is left of the budget, and a
+// container stops listing items when the next one would not fit (then ", ... (N items)"). A
+// container already being printed further out (a list that contains itself) prints as Python
+// prints it: [...], (...), {...}.
+struct Budget {
+  size_t room;                      // bytes this repr may still use
+  std::vector<uint64_t>* ancestors;  // containers being printed around this one
+};
+
+std::string repr_at(const ObjectReader& reader, uint64_t object, Budget budget);
+
+std::string count_note(int64_t total) { return fmt::format("... ({} {})", total, total == 1 ? "item" : "items"); }
+
+// Room for ", ... (N items)" and the closing bracket, kept free while items are added.
+size_t suffix_room(int64_t total) { return 2 + count_note(total).size() + 1; }
+
+bool is_ancestor(const Budget& budget, uint64_t object) {
+  return std::find(budget.ancestors->begin(), budget.ancestors->end(), object) != budget.ancestors->end();
+}
+
+// At most this many items are read: each takes at least 3 bytes ("1, ").
+size_t items_to_read(size_t room) { return std::max<size_t>(1, room / 3 + 1); }
+
+std::string sequence_repr(const ObjectReader& reader, uint64_t object, bool tuple, Budget budget) {
+  const char open = tuple ? '(' : '[';
+  const char close = tuple ? ')' : ']';
+  if (is_ancestor(budget, object)) return fmt::format("{}...{}", open, close);
   int64_t total = 0;
-  auto items = reader.sequence_items(object, kMaxItems, &total);
+  auto items = reader.sequence_items(object, items_to_read(budget.room), &total);
   if (!items) return opaque(reader, object);
-  if (depth >= kMaxDepth) return fmt::format("{}...{} ({} items)", tuple ? '(' : '[', tuple ? ')' : ']', total);
-  std::string out(1, tuple ? '(' : '[');
-  for (size_t i = 0; i < items->size(); ++i) {
-    if (i > 0) out += ", ";
-    out += repr_at(reader, (*items)[i], depth + 1);
+  budget.ancestors->push_back(object);
+  std::string out(1, open);
+  size_t shown = 0;
+  const size_t reserve = suffix_room(total);
+  for (; shown < items->size(); ++shown) {
+    size_t used = out.size() + (shown > 0 ? 2 : 0);
+    bool last = static_cast<int64_t>(shown) + 1 == total;
+    size_t limit = budget.room > reserve ? budget.room - (last ? 2 : reserve) : 0;
+    if (used >= limit) break;
+    std::string item = repr_at(reader, (*items)[shown], Budget{limit - used, budget.ancestors});
+    if (used + item.size() > limit) break;
+    if (shown > 0) out += ", ";
+    out += item;
   }
-  if (static_cast<int64_t>(items->size()) < total) out += fmt::format(", ... ({} items)", total);
-  if (tuple && total == 1) out += ',';
-  out += tuple ? ')' : ']';
+  budget.ancestors->pop_back();
+  if (static_cast<int64_t>(shown) < total) out += (shown > 0 ? ", " : "") + count_note(total);
+  if (tuple && total == 1 && shown == 1) out += ',';
+  out += close;
   return out;
 }
 
-std::string dict_repr(const ObjectReader& reader, uint64_t object, int depth) {
+std::string dict_repr(const ObjectReader& reader, uint64_t object, Budget budget) {
+  if (is_ancestor(budget, object)) return "{...}";
   auto view = reader.dict_view(object);
   int64_t total = reader.dict_size(object).value_or(0);
   if (!view) return opaque(reader, object);
-  if (depth >= kMaxDepth) return fmt::format("{{...}} ({} items)", total);
-  auto entries = reader.dict_entries(*view, kMaxItems);
+  auto entries = reader.dict_entries(*view, items_to_read(budget.room / 2));
   if (!entries) return opaque(reader, object);
+  budget.ancestors->push_back(object);
   std::string out = "{";
-  for (size_t i = 0; i < entries->size(); ++i) {
-    if (i > 0) out += ", ";
-    out += repr_at(reader, (*entries)[i].key, depth + 1);
-    out += ": ";
-    out += repr_at(reader, (*entries)[i].value, depth + 1);
+  size_t shown = 0;
+  const size_t reserve = suffix_room(total);
+  for (; shown < entries->size(); ++shown) {
+    size_t used = out.size() + (shown > 0 ? 2 : 0);
+    bool last = static_cast<int64_t>(shown) + 1 == total;
+    size_t limit = budget.room > reserve ? budget.room - (last ? 2 : reserve) : 0;
+    if (used + 2 >= limit) break;
+    std::string key = repr_at(reader, (*entries)[shown].key, Budget{limit - used - 2, budget.ancestors});
+    if (used + key.size() + 2 >= limit) break;
+    std::string value =
+        repr_at(reader, (*entries)[shown].value, Budget{limit - used - key.size() - 2, budget.ancestors});
+    if (used + key.size() + 2 + value.size() > limit) break;
+    if (shown > 0) out += ", ";
+    out += key + ": " + value;
   }
-  if (static_cast<int64_t>(entries->size()) < total) out += fmt::format(", ... ({} items)", total);
+  budget.ancestors->pop_back();
+  if (static_cast<int64_t>(shown) < total) out += (shown > 0 ? ", " : "") + count_note(total);
   out += '}';
   return out;
 }
@@ -133,7 +197,7 @@ std::string builtin_repr(const ObjectReader& reader, uint64_t object) {
   return fmt::format("<built-in method {} of {} object at {:#x}>", *name, self_type ? *self_type : "?", *self);
 }
 
-std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
+std::string repr_at(const ObjectReader& reader, uint64_t object, Budget budget) {
   auto name = reader.type_name(object);
   if (!name) return fmt::format("<unreadable object at {:#x}>", object);
   const std::string& type = *name;
@@ -152,8 +216,9 @@ std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
   }
   if (type == "str") {
     auto length = reader.memory().read_value<int64_t>(object + static_cast<uint64_t>(reader.layout().unicode.length));
-    auto text = reader.str(object, kMaxStrChars, true);
-    return text ? quote_str(*text, length && static_cast<size_t>(*length) > kMaxStrChars) : opaque(reader, object);
+    size_t chars = std::min(kMaxStrChars, budget.room);  // inside a container: what is left of its room
+    auto text = reader.str(object, chars, true);
+    return text ? quote_str(*text, length && static_cast<size_t>(*length) > chars) : opaque(reader, object);
   }
   if (type == "bytes") {
     auto size = reader.var_size(object);
@@ -168,10 +233,11 @@ std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
     }
     return prefix ? quote_bytes(*prefix, false) : opaque(reader, object);
   }
-  if (type == "tuple") return sequence_repr(reader, object, true, depth);
-  if (type == "list") return sequence_repr(reader, object, false, depth);
-  if (type == "dict") return dict_repr(reader, object, depth);
+  if (type == "tuple") return sequence_repr(reader, object, true, budget);
+  if (type == "list") return sequence_repr(reader, object, false, budget);
+  if (type == "dict") return dict_repr(reader, object, budget);
   if (type == "builtin_function_or_method") return builtin_repr(reader, object);
+  if (auto numpy = numpy_repr(reader, object, type)) return *numpy;
   return opaque(reader, object);
 }
 
@@ -179,7 +245,8 @@ std::string repr_at(const ObjectReader& reader, uint64_t object, int depth) {
 
 std::string repr_object(const ObjectReader& reader, uint64_t object) {
   if (object == 0) return "<NULL>";
-  std::string out = repr_at(reader, object, 0);
+  std::vector<uint64_t> ancestors;
+  std::string out = repr_at(reader, object, Budget{kMaxRepr, &ancestors});
   if (out.size() > kMaxRepr) {
     // Cut on a UTF-8 boundary.
     size_t cut = kMaxRepr;

@@ -1,6 +1,6 @@
 // Bounded, Python-like reprs of target objects for --locals: None, bool, int, float, str,
 // bytes, tuple, list and dict in full detail (first items of containers, lengths, truncated
-// strings); anything else as <type object at 0x...>. Never more than kMaxRepr bytes.
+// strings; containers cut by size, not depth); anything else as <type object at 0x...>. Never more than kMaxRepr bytes.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,11 @@ void write_frame_fields(JsonWriter& json, const Frame& frame) {
   json.key("qualname").value(frame.qualname.empty() ? frame.function : frame.qualname);
   json.key("file").value(frame.file);
   json.key("line").value(frame.line);
+  if (frame.column >= 0) {  // 3.11+: the instruction's source range, as code.co_positions() gives it
+    json.key("end_line").value(frame.end_line);
+    json.key("column").value(frame.column);
+    json.key("end_column").value(frame.end_column);
+  }
   json.key("kind").value(frame_kind_name(frame.kind));
   if (frame.kind == Frame::Kind::Native) {
     json.key("address").value(frame.address);
@@ -60,6 +65,7 @@ void write_thread_fields(JsonWriter& json, const Thread& thread) {
   json.key("name").value(thread.name);
   json.key("gil").value(thread.gil);
   json.key("state").value(thread_state_name(thread.state));
+  if (thread.interpreter_id >= 0) json.key("interpreter").value(thread.interpreter_id);
   if (thread.truncated) {
     json.key("truncated").value(true);
     json.key("truncation_reason").value(thread.truncation_reason);
@@ -89,6 +95,14 @@ void write_process(JsonWriter& json, const Process& process) {
   if (process.free_threaded) {
     json.key("free_threaded").value(true);
     json.key("gil_disabled").value(process.gil_disabled);
+  }
+  // A collection is running (true), none is (false), or it cannot be told (null: 3.6, a saved
+  // document without it, a state that did not read).
+  json.key("gc_collecting");
+  if (process.gc_collecting) {
+    json.value(*process.gc_collecting);
+  } else {
+    json.null();
   }
   if (!process.executable.empty()) json.key("executable").value(process.executable);
   if (!process.command_line.empty()) {

@@ -8,6 +8,7 @@
 //   │      step (train.py:21)
 //   └─ ranks 0-6 (idle):
 //          step (train.py:18)
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <map>
@@ -110,8 +111,16 @@ class MergedTextRenderer {
       labels.push_back(safe(describe_members(merged_, stacks[i].members)));
       width = std::max(width, labels.back().size());
     }
+    // Stacks that part only in the columns of one line (3.11+: different calls of one line)
+    // would read the same: those rows name the columns of the frame where they part.
+    std::vector<std::string> places;
+    for (size_t i = 0; i < labels.size(); ++i) places.push_back(where(stacks[i], false));
+    const std::vector<std::string> plain = places;
     for (size_t i = 0; i < labels.size(); ++i) {
-      out_ += fmt::format("  {:<{}}  {}  [{}]\n", labels[i], width, where(stacks[i]), states_of(merged_, stacks[i].members));
+      if (std::count(plain.begin(), plain.end(), plain[i]) > 1) places[i] = where(stacks[i], true);
+    }
+    for (size_t i = 0; i < labels.size(); ++i) {
+      out_ += fmt::format("  {:<{}}  {}  [{}]\n", labels[i], width, places[i], states_of(merged_, stacks[i].members));
     }
     if (stacks.size() > kMaxSummaryRows) {
       out_ += fmt::format("  ... {} more distinct stacks in the tree below\n", stacks.size() - kMaxSummaryRows);
@@ -121,7 +130,9 @@ class MergedTextRenderer {
 
   // Where a distinct stack parts from the others and where it ends: "f (a.py:3) → g (b.py:9)",
   // then, with native frames, the innermost one that is not plumbing: "→ [native] c10d::...".
-  std::string where(const DistinctStack& stack) const {
+  // With `columns`, the frame where it parts carries its column range (3.11+), 1-based and
+  // inclusive as editors count them: "train (a.py:3, columns 9-23)".
+  std::string where(const DistinctStack& stack, bool columns) const {
     const std::vector<const Frame*> inner_first = stack.frames_inner_first();
     if (inner_first.empty()) return "(no Python frames)";
     const MergeMember& first = merged_.members[stack.members.front()];
@@ -146,7 +157,13 @@ class MergedTextRenderer {
     }
     if (names.native != nullptr) shown.push_back(names.native);
     std::string out;
-    for (const Frame* frame : shown) out += (out.empty() ? "" : " → ") + render::frame_text(*frame, colors_);
+    for (const Frame* frame : shown) {
+      std::string text = render::frame_text(*frame, colors_);
+      if (columns && frame == parted && frame->column >= 0 && !text.empty() && text.back() == ')') {
+        text.insert(text.size() - 1, fmt::format(", columns {}-{}", frame->column + 1, frame->end_column));
+      }
+      out += (out.empty() ? "" : " → ") + text;
+    }
     return out;
   }
 
@@ -188,7 +205,11 @@ class MergedTextRenderer {
     if (options_.source_lines && sources_ != nullptr && frame.kind == Frame::Kind::Python && !members.empty()) {
       const MergeMember& first = merged_.members[members.front()];
       auto line = render::source_line(first.pid, render::is_live(first.pid, first.source), frame, *sources_);
-      if (line && !line->empty()) out_ += fmt::format("{}        {}\n", body, *line);
+      if (line && !line->empty()) {
+        out_ += fmt::format("{}        {}\n", body, *line);
+        auto carets = render::source_carets(first.pid, render::is_live(first.pid, first.source), frame, *sources_);
+        if (carets) out_ += fmt::format("{}        {}\n", body, *carets);
+      }
     }
     for (const MergedLocal& local : merged_frame.locals) variable(local, members, body);
   }

@@ -81,4 +81,25 @@ std::optional<std::string> SourceCache::line(const std::string& path, int line) 
   return render::printable_line(trim(entry.lines[static_cast<size_t>(line) - 1]));
 }
 
+std::optional<std::string> SourceCache::carets(const std::string& path, int line, int column, int end_column) {
+  if (path.empty() || line <= 0 || column < 0 || end_column <= column) return std::nullopt;
+  const Entry& entry = load(path);
+  if (!entry.readable || static_cast<size_t>(line) > entry.lines.size()) return std::nullopt;
+  std::string_view raw = entry.lines[static_cast<size_t>(line) - 1];
+  std::string_view cleaned = trim(raw);
+  if (cleaned.empty()) return std::nullopt;
+  const size_t lead = static_cast<size_t>(cleaned.data() - raw.data());
+  const size_t from = static_cast<size_t>(column);
+  const size_t to = static_cast<size_t>(end_column);
+  if (from < lead || to > lead + cleaned.size()) return std::nullopt;
+  if (from == lead && to == lead + cleaned.size()) return std::nullopt;
+  // One caret per character (code point): UTF-8 continuation bytes take no column.
+  auto characters = [](std::string_view bytes) {
+    size_t count = 0;
+    for (unsigned char c : bytes) count += (c & 0xC0) != 0x80 ? 1 : 0;
+    return count;
+  };
+  return std::string(characters(raw.substr(lead, from - lead)), ' ') + std::string(characters(raw.substr(from, to - from)), '^');
+}
+
 }  // namespace pyframes

@@ -29,6 +29,19 @@ std::optional<std::string> source_line(int64_t pid, bool live, const Frame& fram
   return std::nullopt;
 }
 
+std::optional<std::string> source_carets(int64_t pid, bool live, const Frame& frame, SourceCache& sources) {
+  const std::string& file = frame.file;
+  if (frame.column < 0 || frame.end_line != frame.line) return std::nullopt;  // only one-line ranges
+  if (file.empty() || file.front() == '<' || frame.line <= 0) return std::nullopt;
+  if (file.front() == '/') {
+    if (sources.line(file, frame.line)) return sources.carets(file, frame.line, frame.column, frame.end_column);
+    if (live) return sources.carets(fmt::format("/proc/{}/root{}", pid, file), frame.line, frame.column, frame.end_column);
+    return std::nullopt;
+  }
+  if (live) return sources.carets(fmt::format("/proc/{}/cwd/{}", pid, file), frame.line, frame.column, frame.end_column);
+  return std::nullopt;
+}
+
 std::string thread_state_text(ThreadState state, bool gil) {
   std::string text;
   switch (state) {

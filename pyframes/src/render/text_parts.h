@@ -31,6 +31,8 @@ bool is_live(int64_t pid, const std::string& source);
 // Where the source of a frame can be read from here: the target may run in another mount
 // namespace or have started with a relative script path (live processes only).
 std::optional<std::string> source_line(int64_t pid, bool live, const Frame& frame, SourceCache& sources);
+// The carets under that source line marking the frame's column range (3.11+), when they say something.
+std::optional<std::string> source_carets(int64_t pid, bool live, const Frame& frame, SourceCache& sources);
 
 // "idle", "running", "waiting for the GIL", "holds the GIL", "idle, holds the GIL"; empty when
 // nothing is known.

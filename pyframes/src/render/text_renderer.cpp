@@ -39,6 +39,7 @@ void render_process_header(std::string& out, const Process& process, const Palet
   if (process.free_threaded) {
     out += process.gil_disabled ? ", free-threaded: GIL disabled, no thread holds one" : ", free-threaded, GIL enabled";
   }
+  if (process.gc_collecting.value_or(false)) out += ", garbage collection running";
   out += '\n';
   if (!process.fatal_signal.empty()) out += fmt::format("Killed by {}\n", safe(process.fatal_signal));
   for (const std::string& warning : process.warnings) {
@@ -51,7 +52,13 @@ void render_frame(std::string& out, const Process& process, const Frame& frame, 
   out += fmt::format("    {}\n", render::frame_text(frame, colors));
   if (options.source_lines && sources != nullptr && frame.kind == Frame::Kind::Python) {
     auto line = render::source_line(process.pid, is_live(process), frame, *sources);
-    if (line && !line->empty()) out += fmt::format("        {}\n", *line);
+    if (line && !line->empty()) {
+      out += fmt::format("        {}\n", *line);
+      // 3.11+: which part of the line runs (a hang in `reduce(a) + reduce(b)`: which call).
+      if (auto carets = render::source_carets(process.pid, is_live(process), frame, *sources)) {
+        out += fmt::format("        {}\n", *carets);
+      }
+    }
   }
   for (const Local& local : frame.locals) {
     out += fmt::format("        {}{} = {}\n", local.is_argument ? "(arg) " : "", safe(local.name), safe(local.repr));
@@ -62,11 +69,45 @@ void render_frame(std::string& out, const Process& process, const Frame& frame, 
   }
 }
 
+// The first thread state listed before `thread` on the same OS thread (in another interpreter, as
+// a sub-interpreter run on it makes), or nullptr.
+const Thread* earlier_on_same_os_thread(const Process& process, const Thread& thread) {
+  if (thread.native_id == 0) return nullptr;
+  for (const Thread& other : process.threads) {
+    if (&other == &thread) return nullptr;
+    if (other.native_id == thread.native_id) return &other;
+  }
+  return nullptr;
+}
+
+bool shares_os_thread(const Process& process, const Thread& thread) {
+  if (thread.native_id == 0) return false;
+  for (const Thread& other : process.threads) {
+    if (&other != &thread && other.native_id == thread.native_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void render_thread(std::string& out, const Process& process, const Thread& thread, const TextOptions& options,
                    SourceCache* sources, const Palette& colors) {
   const std::string id =
       thread.native_id != 0 ? fmt::format("{}", thread.native_id) : fmt::format("{:#x}", thread.thread_id);
-  const std::string state = render::thread_state_text(thread.state, thread.gil);
+  std::string state = render::thread_state_text(thread.state, thread.gil);
+  // Sub-interpreters: which interpreter the thread state belongs to, and the link to the thread
+  // state of another interpreter listed before it on the same OS thread.
+  if (thread.interpreter_id > 0 || shares_os_thread(process, thread)) {
+    if (thread.interpreter_id >= 0) {
+      state += fmt::format("{}interpreter {}", state.empty() ? "" : ", ", thread.interpreter_id);
+    }
+    if (const Thread* earlier = earlier_on_same_os_thread(process, thread)) {
+      state += state.empty() ? "" : ", ";
+      state += earlier->interpreter_id >= 0
+                   ? fmt::format("on the same OS thread as interpreter {}'s thread state above", earlier->interpreter_id)
+                   : std::string("on the same OS thread as the thread state above");  // 3.6: no interpreter ids
+    }
+  }
   out += fmt::format("{}Thread {}{}{}{}\n", colors.header, id, state.empty() ? "" : " (" + state + ")",
                      thread.name.empty() ? "" : fmt::format(": \"{}\"", safe(thread.name)), colors.reset);
   for (const Frame& frame : thread.frames) render_frame(out, process, frame, options, sources, colors);

@@ -73,6 +73,17 @@ Result<Frame> CodeCache::frame(const RawFrame& raw) {
   frame.qualname = info->qualname;
   frame.file = info->filename;
   frame.line = code_line(*info, reader_.layout(), raw.instruction_offset);
+  if (reader_.layout().line_table == LineTableFormat::Locations311 && raw.instruction_offset != kUnknownOffset &&
+      frame.line > 0) {
+    Position position = location_table_position(info->linetable, info->firstlineno, raw.instruction_offset);
+    // Only a whole range is shown: a line, an end line not before it, and both columns.
+    if (position.line == frame.line && position.end_line >= position.line && position.column >= 0 &&
+        position.end_column >= 0) {
+      frame.end_line = position.end_line;
+      frame.column = position.column;
+      frame.end_column = position.end_column;
+    }
+  }
   frame.is_entry = raw.is_entry;
   frame.frame_address = raw.frame;
   return frame;

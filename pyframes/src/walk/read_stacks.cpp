@@ -10,6 +10,7 @@
 #include "pyframes/pyframes.h"
 #include "walk/code_info.h"
 #include "walk/frame_chain.h"
+#include "walk/gc_state.h"
 #include "walk/gil.h"
 #include "walk/locals.h"
 #include "walk/namespaces.h"
@@ -102,11 +103,29 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
                                   memory.describe()),
                       "try again once the program has started");
   }
+  std::reverse(interpreters.begin(), interpreters.end());  // the main interpreter (the oldest) first
   if (interp_stop != ListStop::End) {
     process.warnings.push_back(fmt::format("interpreter list cut short: {}", to_string(interp_stop)));
   }
 
+  // A collection in any interpreter counts (each has its own collector from 3.9).
+  bool all_known = true;
   for (uint64_t interp : interpreters) {
+    auto collecting = gc_collecting(memory, layout, target, interp);
+    if (collecting.value_or(false)) {
+      process.gc_collecting = true;
+      break;
+    }
+    all_known = all_known && collecting.has_value();
+  }
+  if (!process.gc_collecting && all_known) process.gc_collecting = false;
+
+  size_t thread_states_seen = 0;
+  for (uint64_t interp : interpreters) {
+    int64_t interpreter_id = -1;
+    if (layout.interpreter.id >= 0) {
+      interpreter_id = memory.read_value<int64_t>(interp + static_cast<uint64_t>(layout.interpreter.id)).value_or(-1);
+    }
     std::vector<uint64_t> tstates;
     ListStop thread_stop = for_each_thread_state(memory, layout, interp, [&](uint64_t tstate) {
       tstates.push_back(tstate);
@@ -116,13 +135,23 @@ Result<Process> read_stacks(const Memory& memory, const PythonTarget& target, co
       process.warnings.push_back(
           fmt::format("thread list of interpreter {:#x} cut short: {}", interp, to_string(thread_stop)));
     }
+    thread_states_seen += tstates.size();
     std::reverse(tstates.begin(), tstates.end());  // oldest (usually the main thread) first
     uint64_t holder = gil_holder(memory, layout, target, interp);
     if (interp == interpreters.front()) process.gil_disabled = gil_disabled(memory, layout, target, interp);
     auto names = python_thread_names(reader, interp);
     for (uint64_t tstate : tstates) {
       process.threads.push_back(read_thread(reader, codes, code_check, namespaces, tstate, holder, names, options));
+      process.threads.back().interpreter_id = interpreter_id;
     }
+  }
+  // One rule for a process caught starting up (or shutting down): without a thread state there is
+  // no Python stack to show, whether the interpreter exists yet or not.
+  if (process.threads.empty() && thread_states_seen == 0) {
+    return make_error(ErrorKind::NotPython,
+                      fmt::format("{}: the Python interpreter has no thread states (not initialised yet, or finalising)",
+                                  memory.describe()),
+                      "try again once the program has started");
   }
   return process;
 }
