@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ledger/directory.h"
 #include "report/diagnose.h"
 #include "report/inputs/busy_line.h"
 #include "report/inputs/live_stacks.h"
@@ -17,10 +18,7 @@
 namespace hangshim::cli {
 
 std::string default_ledger_dir() {
-  const char* dir = std::getenv("HANGSHIM_DIR");
-  std::string out = dir != nullptr && *dir != '\0' ? std::string(dir) : fmt::format("/dev/shm/hangshim-{}", ::getuid());
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
+  return ledger::ledger_directory(std::getenv("HANGSHIM_DIR"), ::getuid());
 }
 
 bool parse_count(std::string_view text, size_t& out) {
