@@ -21,8 +21,8 @@
 #include "cli/report_common.h"
 #include "cli/subcommands.h"
 #include "report/analysis/rank_ranges.h"
-#include "report/inputs/export_format.h"
-#include "report/inputs/flight_recorder/fr_export.h"
+#include "report/outputs/export_write.h"
+#include "report/outputs/flight_recorder/fr_export.h"
 #include "report/inputs/load_inputs.h"
 #include "report/inputs/liveness.h"
 

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "cli/report_common.h"
+#include "ledger/directory.h"
+#include "ledger/identity.h"
 #include "report/inputs/liveness.h"
-#include "shim/core/ledger_files.h"
-#include "shim/core/process_start.h"
 #include "cli/subcommands.h"
 
 namespace hangshim::cli {
@@ -131,12 +131,12 @@ int cmd_run(std::span<char*> args) {
   // outer `hangshim run` already named the job.
   if (const char* outer = std::getenv("HANGSHIM_LAUNCHER"); outer == nullptr || *outer == '\0') {
     int64_t self = ::getpid();
-    ::setenv("HANGSHIM_LAUNCHER", fmt::format("{}:{}:{}", report::this_host(), self, shim::process_start_ticks(self)).c_str(), 1);
+    ::setenv("HANGSHIM_LAUNCHER", fmt::format("{}:{}:{}", report::this_host(), self, ledger::process_start_ticks(self)).c_str(), 1);
   }
   // The directory now, with the shim's own checks, so that the report named below finds it even
   // if no process ever calls NCCL (a gloo job: the report then says so instead of "no such
   // directory"). A directory the shim would refuse is said once here; the job still runs.
-  if (auto made = shim::prepare_directory(std::getenv("HANGSHIM_DIR"), ::getuid()); !made) {
+  if (auto made = ledger::prepare_directory(std::getenv("HANGSHIM_DIR"), ::getuid()); !made) {
     fmt::print(stderr, "hangshim: warning: {}{} (the shim will not record)\n", made.error().message,
                made.error().hint.empty() ? "" : fmt::format(" ({})", made.error().hint));
   }

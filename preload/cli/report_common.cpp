@@ -8,19 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "report/diagnose.h"
-#include "report/inputs/busy_line.h"
-#include "report/inputs/live_stacks.h"
-#include "report/inputs/liveness.h"
-#include "report/inputs/load_inputs.h"
+#include "ledger/directory.h"
+#include "report/inputs/library_frames.h"
 
 namespace hangshim::cli {
 
 std::string default_ledger_dir() {
-  const char* dir = std::getenv("HANGSHIM_DIR");
-  std::string out = dir != nullptr && *dir != '\0' ? std::string(dir) : fmt::format("/dev/shm/hangshim-{}", ::getuid());
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
+  return ledger::ledger_directory(std::getenv("HANGSHIM_DIR"), ::getuid());
 }
 
 bool parse_count(std::string_view text, size_t& out) {
@@ -56,37 +50,11 @@ std::vector<std::string> ledger_paths(const ReportSettings& settings) {
 }
 
 report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* keep_inputs) {
-  report::LoadOptions load;
-  load.view.max_records = settings.history;
-  load.patterns = report::LibraryPatterns::from_env(std::getenv("HANGSHIM_LIBRARY_PATHS"));
-  for (const auto& pattern : settings.libraries) load.patterns.add(pattern);
-  load.here = report::this_host();
-  load.now_ns = report::realtime_now_ns();
-  report::Inputs inputs;
-  inputs.now_ns = load.now_ns;
-  for (const auto& path : ledger_paths(settings)) report::load_path(path, inputs, load);
-  report::settle_inputs(inputs, settings.job, load.here);
-  if (settings.stacks) report::attach_live_stacks(inputs, settings.locals);
-  report::DiagnoseOptions options = settings.diagnose;
-  options.patterns = load.patterns;
-  report::Diagnosis d = report::diagnose(inputs, options);
-  if (settings.stacks) {
-    // Where each straggler running here spends the time the others wait for it: 40 samples of
-    // its live stack over about a second.
-    for (auto& s : d.stragglers) {
-      for (const auto& v : inputs.ranks) {
-        if (v.rank != s.rank || v.liveness != report::Liveness::Alive) continue;
-        if (auto busy = report::sample_busy_line(inputs, v, load.patterns, 40, 25)) {
-          s.spends_at = report::Site{busy->file, busy->function, busy->line};
-          s.spends_samples = busy->hits;
-          s.samples = busy->samples;
-        }
-        break;
-      }
-    }
-  }
-  if (keep_inputs != nullptr) *keep_inputs = std::move(inputs);
-  return d;
+  report::ReportRequest request = settings;
+  request.paths = ledger_paths(settings);
+  request.diagnose.patterns = report::LibraryPatterns::from_env(std::getenv("HANGSHIM_LIBRARY_PATHS"));
+  for (const auto& pattern : settings.libraries) request.diagnose.patterns.add(pattern);
+  return report::run_report(request, keep_inputs);
 }
 
 void print_input_errors(const report::Diagnosis& d) {

@@ -1,5 +1,6 @@
 // What `hangshim report`, `export` and `watch` share: the default ledger directory, rank lists
-// ("0-2,4,7"), seconds, and reading + diagnosing a set of paths.
+// ("0-2,4,7"), seconds, and their command lines and environment as a report request
+// (report/pipeline.h runs it).
 #pragma once
 
 #include <cstdint>
@@ -7,10 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/analysis/analysis.h"
-#include "report/inputs/inputs.h"
-#include "report/inputs/jobs.h"
-#include "report/analysis/model.h"
+#include "report/pipeline.h"
 
 namespace hangshim::cli {
 
@@ -21,20 +19,16 @@ bool parse_rank_list(std::string_view text, std::vector<int>& out);
 bool parse_seconds(std::string_view text, double& out);
 bool parse_count(std::string_view text, size_t& out);
 
-struct ReportSettings {
-  std::vector<std::string> paths;        // empty: the default directory
-  std::vector<std::string> libraries;    // --library patterns, added to HANGSHIM_LIBRARY_PATHS'
-  bool stacks = true;                    // read live stacks of the ranks running here
-  bool locals = false;                   // ... with each frame's variables (--html shows them)
-  size_t history = 16;                   // newest calls kept per ledger (see ViewOptions)
-  report::DiagnoseOptions diagnose;
-  report::JobSelection job;              // --job / --pid: which job of the ledgers read
+// A report request as the command line gives it: `paths` empty means the default directory,
+// and library patterns come from HANGSHIM_LIBRARY_PATHS plus --library.
+struct ReportSettings : report::ReportRequest {
+  std::vector<std::string> libraries;  // --library patterns, added to HANGSHIM_LIBRARY_PATHS'
 };
 
-// Reads every path (errors are collected, not fatal), attaches live stacks, diagnoses.
 // The paths to read: the ones given, else the default ledger directory.
 std::vector<std::string> ledger_paths(const ReportSettings& settings);
 
+// The request completed from the environment, then report::run_report (report/pipeline.h).
 report::Diagnosis run_report(const ReportSettings& settings, report::Inputs* keep_inputs = nullptr);
 
 // "hangshim: <message>" on stderr for each unusable input.

@@ -4,6 +4,9 @@
 //    (reader.h) is an Identity plus what the header says about the file and the process's life.
 //  - CommIdentity: a communicator as this process joined it, the CommEntry fields written when
 //    the entry is made. The writer's CommInit and the reader's CommInfo extend it.
+//  - process_start_ticks: how a ledger names a process for good, with its pid and host (pids
+//    are reused, (pid, start) are not). The shim records its parent's (the job's launcher),
+//    `hangshim run` its own (HANGSHIM_LAUNCHER); the report judges liveness the same way.
 #pragma once
 
 #include <cstdint>
@@ -43,5 +46,9 @@ struct CommIdentity {
   uint32_t split_index = 0; // Split/Shrink: the parent's split count when this child was made
   uint64_t created_ns = 0;
 };
+
+// A process's start time (/proc/PID/stat field 22, clock ticks since boot), 0 when unknown.
+// Allocation-free; never on the shim's hot path.
+uint64_t process_start_ticks(int64_t pid) noexcept;
 
 }  // namespace hangshim::ledger

@@ -1,5 +1,6 @@
-// The report's entry point: inputs in (inputs/), the analysis (analysis/), diagnosis out
-// (analysis/model.h) with its hints worded (wording/phrases.h). No output is produced here.
+// The report's diagnosis stage (pipeline.h runs every stage in order): inputs already loaded and
+// settled in (inputs/), the analysis (analysis/), diagnosis out (analysis/model.h) with its hints
+// worded (wording/phrases.h). No output is produced here.
 #pragma once
 
 #include "report/analysis/analysis.h"

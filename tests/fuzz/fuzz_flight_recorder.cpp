@@ -11,11 +11,11 @@
 
 #include "report/diagnose.h"
 #include "report/inputs/flight_recorder/fr_dump.h"
-#include "report/inputs/flight_recorder/fr_export.h"
+#include "report/outputs/flight_recorder/fr_export.h"
 #include "report/inputs/flight_recorder/fr_ledger.h"
 #include "report/inputs/flight_recorder/pickle_reader.h"
 #include "report/inputs/flight_recorder/pickle_utf8.h"
-#include "report/inputs/flight_recorder/pickle_writer.h"
+#include "report/outputs/flight_recorder/pickle_writer.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "shim/core/stall_model.h"
+#include "ledger/stall_model.h"
 
 namespace hangshim::sim {
 
@@ -60,8 +60,8 @@ inline Outcome replay(const Job& job, const std::function<uint64_t(uint64_t)>& l
   return out;
 }
 
-inline Outcome replay_learned(const Job& job, shim::StallModelSettings settings = {}) {
-  shim::StallModel model(settings);
+inline Outcome replay_learned(const Job& job, ledger::StallModelSettings settings = {}) {
+  ledger::StallModel model(settings);
   return replay(
       job, [&](uint64_t key) { return model.limit_ns(key); }, [&](uint64_t key, uint64_t ns) { model.learn(key, ns); });
 }
@@ -88,7 +88,7 @@ class Draws {
 };
 
 // Keys as the watchdog makes them: communicator entry 0, call-sites 1.. (StallModel::key).
-inline uint64_t site(uint32_t id) { return shim::StallModel::key(0, id, 1); }
+inline uint64_t site(uint32_t id) { return ledger::StallModel::key(0, id, 1); }
 constexpr uint32_t kGradSync = 1, kCheckpointBarrier = 2, kEvalBarrier = 3, kLossReport = 4, kNewBarrier = 5;
 
 // The first target: steps whose gradient all_reduce waits milliseconds, a first step that

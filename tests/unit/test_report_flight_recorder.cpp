@@ -11,7 +11,7 @@
 #include "report/inputs/flight_recorder/fr_ledger.h"
 #include "report/inputs/flight_recorder/fr_names.h"
 #include "report/inputs/flight_recorder/pickle_reader.h"
-#include "report/inputs/flight_recorder/pickle_writer.h"
+#include "report/outputs/flight_recorder/pickle_writer.h"
 
 using namespace hangshim::report::flight_recorder;
 using hangshim::ledger::Op;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "ledger/format.h"
-#include "report/inputs/export_format.h"
+#include "report/outputs/export_write.h"
 #include "report_test_util.h"
 
 using namespace report_test;

@@ -18,7 +18,7 @@
 
 #include "report/inputs/flight_recorder/pickle_opcodes.h"
 #include "report/inputs/flight_recorder/pickle_reader.h"
-#include "report/inputs/flight_recorder/pickle_writer.h"
+#include "report/outputs/flight_recorder/pickle_writer.h"
 #include "run_program.h"
 
 namespace fs = std::filesystem;

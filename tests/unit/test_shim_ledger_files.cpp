@@ -10,9 +10,8 @@
 #include "ledger/writer.h"
 #include "ledger_test_util.h"
 #include "ledger/names.h"
-#include "shim/core/ledger_files.h"
+#include "ledger/directory.h"
 
-using namespace hangshim::shim;
 using namespace hangshim::ledger;
 using ledger_test::TempDir;
 

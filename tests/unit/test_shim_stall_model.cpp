@@ -1,13 +1,13 @@
-// The stall model (shim/core/stall_model.h): its rules one by one, then time-scaled jobs replayed
+// The stall model (ledger/stall_model.h): its rules one by one, then time-scaled jobs replayed
 // through it as the watchdog would see them (stall_simulation.h): the targets with the
 // default settings.
 #include <doctest/doctest.h>
 
-#include "shim/core/stall_model.h"
+#include "ledger/stall_model.h"
 #include "stall_simulation.h"
 
-using hangshim::shim::StallModel;
-using hangshim::shim::StallModelSettings;
+using hangshim::ledger::StallModel;
+using hangshim::ledger::StallModelSettings;
 
 namespace {
 constexpr uint64_t kMs = 1000000, kS = 1000000000;

@@ -1,6 +1,6 @@
 #include "report/analysis/overdue_calls.h"
 
-#include "shim/core/stall_model.h"
+#include "ledger/stall_model.h"
 
 namespace hangshim::report {
 
@@ -21,9 +21,9 @@ std::vector<PendingCall> pending_calls(const Inputs& inputs, uint64_t now_ns) {
     p.pending_ns = now_ns > oldest->issued_ns ? now_ns - oldest->issued_ns : 0;
     p.learned = v.header.stall_seconds == 0;
     if (p.learned) {
-      shim::StallModel model({}, 256);  // the history holds at most a few hundred keys
-      for (const CallTiming& t : v.history) model.learn(shim::StallModel::key(t.comm, t.callsite, t.op), t.wait_ns());
-      uint64_t key = shim::StallModel::key(oldest->comm, oldest->callsite, oldest->op);
+      ledger::StallModel model({}, 256);  // the history holds at most a few hundred keys
+      for (const CallTiming& t : v.history) model.learn(ledger::StallModel::key(t.comm, t.callsite, t.op), t.wait_ns());
+      uint64_t key = ledger::StallModel::key(oldest->comm, oldest->callsite, oldest->op);
       p.limit_ns = model.limit_ns(key);
       p.warm = model.samples(key) >= model.settings().min_samples;
     } else {

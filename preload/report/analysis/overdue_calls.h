@@ -1,5 +1,5 @@
 // Each rank's oldest pending call against its limit, judged from the ledgers as the shim's
-// watchdog judges it in the process (shim/core/stall_model.h: the same model, learned from the
+// watchdog judges it in the process (ledger/stall_model.h: the same model, learned from the
 // newest completed calls of each ledger's history; a job run with HANGSHIM_STALL_SECONDS keeps its
 // fixed limit). `hangshim watch` ends when a call is overdue; the report tells a job whose
 // collectives are merely in flight from a hang.

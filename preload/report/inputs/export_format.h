@@ -1,4 +1,5 @@
-// `hangshim export`: one node's ledgers, and the live Python stacks of its ranks, as one JSON
+// The export's format, for both sides (outputs/export_write.h writes it, export_read.cpp reads
+// it). `hangshim export`: one node's ledgers, and the live Python stacks of its ranks, as one JSON
 // file that `hangshim report` on any machine reads like the directory it came from.
 //
 //   {"format": "hangshim-export", "version": 1, "host": "node7", "time_ns": ...,
@@ -12,32 +13,13 @@
 // validates a file (same untrusted parser, same format version check).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
-
-#include "report/inputs/inputs.h"
 
 namespace hangshim::report {
 
 inline constexpr const char* kExportFormat = "hangshim-export";
 inline constexpr uint64_t kExportVersion = 1;
 inline constexpr size_t kExportPage = 4096;
-
-struct ExportOptions {
-  std::vector<std::string> dirs;  // HANGSHIM_DIR by default
-  bool stacks = true;             // read the live stacks of ranks that run here
-  std::string here;               // this host
-  uint64_t now_ns = 0;
-};
-
-struct ExportOutcome {
-  std::string json;
-  size_t ledgers = 0;
-  size_t stacks = 0;
-  std::vector<InputError> errors;  // also inside the document, for the report to show
-};
-
-ExportOutcome build_export(const ExportOptions& options);
 
 }  // namespace hangshim::report

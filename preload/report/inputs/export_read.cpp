@@ -16,6 +16,7 @@
 #include "report/inputs/export_format.h"
 #include "pyframes/json_reader.h"
 #include "report/inputs/load_inputs.h"
+#include "report/inputs/read_fully.h"
 
 namespace hangshim::report {
 
@@ -67,15 +68,8 @@ pyframes::Result<std::string> read_text(const std::string& path) {
                                 "pass the .json file `hangshim export` wrote");
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
+  text.resize(read_fully(fd, text.data(), text.size()));
   ::close(fd);
-  text.resize(done);
   return text;
 }
 

@@ -1,14 +1,13 @@
 #include "report/inputs/liveness.h"
 
-#include "shim/core/process_start.h"
-
 #include <time.h>
 #include <unistd.h>
-
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+
+#include "pyframes/proc_stat.h"
 
 namespace hangshim::report {
 
@@ -48,8 +47,8 @@ uint64_t realtime_now_ns() {
 
 uint64_t process_start_ns(int64_t pid, bool* zombie) {
   *zombie = false;
-  shim::ProcessStat stat;
-  if (!shim::read_process_stat(pid, stat)) return 0;
+  pyframes::ProcStat stat;
+  if (!pyframes::read_proc_stat(pid, stat)) return 0;
   *zombie = stat.state == 'Z' || stat.state == 'X';
   uint64_t start_ticks = stat.start_ticks;
   long hz = sysconf(_SC_CLK_TCK);

@@ -1,7 +1,7 @@
 #include "report/inputs/shim_processes.h"
 
 #include "pyframes/rank_workers.h"
-#include "shim/core/process_start.h"
+#include "pyframes/proc_stat.h"
 
 #include <fmt/format.h>
 
@@ -77,7 +77,7 @@ std::vector<ShimProcess> find_shim_processes(const std::vector<std::string>& dir
     ShimProcess p;
     p.pid = pid;
     p.ledger_dir = environ_value(pid, "HANGSHIM_DIR");
-    if (shim::ProcessStat stat; shim::read_process_stat(pid, stat)) p.ppid = stat.ppid;
+    if (pyframes::ProcStat stat; pyframes::read_proc_stat(pid, stat)) p.ppid = stat.ppid;
     p.rank = environ_value(pid, "RANK");
     // The same rule as pyframes --children: a process under a rank with the rank's RANK,
     // LOCAL_RANK and executable is that rank's worker, not one more copy of the rank.

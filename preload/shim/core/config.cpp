@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "ledger/directory.h"
+
 namespace hangshim::shim {
 
 namespace {
@@ -55,9 +57,7 @@ int32_t read_int(const EnvLookup& lookup, const char* name) {
 Config read_config(const EnvLookup& lookup, uint32_t uid) {
   Config config;
   read_bool(lookup, "HANGSHIM_DISABLE", config.disabled, config);
-  const char* dir = lookup("HANGSHIM_DIR");
-  config.dir = dir != nullptr && *dir != '\0' ? std::string(dir) : fmt::format("/dev/shm/hangshim-{}", uid);
-  while (config.dir.size() > 1 && config.dir.back() == '/') config.dir.pop_back();
+  config.dir = ledger::ledger_directory(lookup("HANGSHIM_DIR"), uid);
   read_uint(lookup, "HANGSHIM_RING", config.ring, 16, 1u << 22, config);
   read_uint(lookup, "HANGSHIM_STALL_SECONDS", config.stall_seconds, 1, 7 * 24 * 3600, config,
             "limits learned per call-site");

@@ -14,7 +14,7 @@ struct Config {
   std::string dir;                   // HANGSHIM_DIR, default /dev/shm/hangshim-$UID
   uint32_t ring = 8192;              // HANGSHIM_RING: calls kept in the ring (power of two)
   uint32_t stall_seconds = 0;        // HANGSHIM_STALL_SECONDS: pending this long = stalled (a fixed
-                                     // limit); 0 (unset): the limit is learned (shim/core/stall_model.h)
+                                     // limit); 0 (unset): the limit is learned (ledger/stall_model.h)
   bool callsites = true;             // HANGSHIM_CALLSITES=0: no Python call-site capture
   uint32_t callsite_depth = 16;      // HANGSHIM_CALLSITE_DEPTH: frames per call-site (1-64)
   bool cuda_events = true;           // HANGSHIM_CUDA_EVENTS=0: completion = return, never touch CUDA

@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 
 #include "shim/core/callsite_capture.h"
-#include "shim/core/process_start.h"
 #include "shim/core/clock.h"
+#include "ledger/directory.h"
+#include "ledger/identity.h"
 #include "ledger/names.h"
-#include "shim/core/ledger_files.h"
 #include "shim/core/log.h"
 #include "shim/core/watchdog.h"
 
@@ -124,14 +124,14 @@ Recorder* Recorder::create() noexcept {
     r->pid_ = ::getpid();
     r->host_ = host_name();
     r->dir_ = config.dir;
-    if (auto made = prepare_directory(config.dir, uid); !made) {
+    if (auto made = ledger::prepare_directory(config.dir, uid); !made) {
       warn_once(fmt::format("recording off: {}{}", made.error().message,
                             made.error().hint.empty() ? "" : fmt::format(" ({})", made.error().hint)));
       return nullptr;
     }
     calibrate_clock();  // the first point; the watchdog completes the measurement
     uint64_t start = wall_ns();
-    sweep_dead_ledgers(config.dir, r->host_, start, config.keep_seconds);
+    ledger::sweep_dead_ledgers(config.dir, r->host_, start, config.keep_seconds);
 
     RankIdentity rank = read_rank_identity([](const char* name) { return std::getenv(name); });
     ledger::Identity identity;
@@ -147,7 +147,7 @@ Recorder* Recorder::create() noexcept {
     identity.host = r->host_;
     identity.command = read_command_line();
     identity.shim_version = HANGSHIM_VERSION;
-    identity.parent_start = process_start_ticks(identity.ppid);
+    identity.parent_start = ledger::process_start_ticks(identity.ppid);
     identity.slurm_job = rank.slurm_job;
     identity.run_id = rank.run_id;
     identity.master = rank.master;

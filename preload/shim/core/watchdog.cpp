@@ -131,12 +131,12 @@ void Watchdog::learn(const RingEntry& e) noexcept {
   if ((e.flags & (kRecordSimulated | kRecordCaptured)) != 0) return;
   if (e.result != 0 && e.result != 7 /* ncclInProgress */) return;
   if (e.completed_ns < e.issued_ns) return;
-  model_.learn(StallModel::key(e.comm, e.callsite, e.op), e.completed_ns - e.issued_ns);
+  model_.learn(ledger::StallModel::key(e.comm, e.callsite, e.op), e.completed_ns - e.issued_ns);
 }
 
 uint64_t Watchdog::limit_ns(const RingEntry& e) const noexcept {
   uint32_t fixed = r_.config().stall_seconds;
-  return fixed != 0 ? uint64_t{fixed} * 1000000000ull : model_.limit_ns(StallModel::key(e.comm, e.callsite, e.op));
+  return fixed != 0 ? uint64_t{fixed} * 1000000000ull : model_.limit_ns(ledger::StallModel::key(e.comm, e.callsite, e.op));
 }
 
 void Watchdog::report_stall(const RingEntry& e, uint64_t now, uint64_t limit) noexcept {
@@ -157,7 +157,7 @@ void Watchdog::report_stall(const RingEntry& e, uint64_t now, uint64_t limit) no
     std::string basis;
     if (r_.config().stall_seconds != 0) {
       basis = "HANGSHIM_STALL_SECONDS";
-    } else if (uint32_t n = model_.samples(StallModel::key(e.comm, e.callsite, e.op)); n < model_.settings().min_samples) {
+    } else if (uint32_t n = model_.samples(ledger::StallModel::key(e.comm, e.callsite, e.op)); n < model_.settings().min_samples) {
       basis = n == 0 ? "a call-site not seen before" : fmt::format("a call-site seen {} time{} before", n, n == 1 ? "" : "s");
     } else {
       basis = fmt::format("learned from its {} earlier calls", n);

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "ledger/format.h"
-#include "shim/core/stall_model.h"
+#include "ledger/stall_model.h"
 
 namespace hangshim::shim {
 
@@ -47,7 +47,7 @@ class Watchdog {
   std::atomic<bool> running_{false};
   uint64_t cursor_ = 1;    // records before it are known complete
   uint64_t reported_ = 0;  // the record reported as stalled, 0 when none
-  StallModel model_;       // learned limits (unused with a fixed HANGSHIM_STALL_SECONDS)
+  ledger::StallModel model_;       // learned limits (unused with a fixed HANGSHIM_STALL_SECONDS)
 };
 
 }  // namespace hangshim::shim

@@ -1,5 +1,7 @@
 #include "pyframes/proc_maps.h"
 
+#include "pyframes/proc_stat.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,15 +74,8 @@ Result<ModuleMap> read_proc_maps(pid_t pid) {
   }
   if (text.empty()) {
     // A zombie (exited, not yet reaped) or a kernel thread has no mappings.
-    std::string stat_path = fmt::format("/proc/{}/stat", pid);
-    char state = '?';
-    if (std::FILE* stat = std::fopen(stat_path.c_str(), "re")) {
-      char stat_text[512] = {};
-      size_t n = std::fread(stat_text, 1, sizeof stat_text - 1, stat);
-      std::fclose(stat);
-      const char* close = std::strrchr(stat_text, ')');
-      if (n > 0 && close != nullptr && close[1] == ' ') state = close[2];
-    }
+    ProcStat proc;  // unreadable: gone too
+    const char state = read_proc_stat(pid, proc) ? proc.state : '?';
     if (state == 'Z' || state == 'X' || state == '?') {
       return make_error(ErrorKind::ProcessGone, fmt::format("process {} has exited", pid));
     }

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <fmt/format.h>
 
+#include "pyframes/proc_stat.h"
 #include "text/split.h"
 
 namespace pyframes {
@@ -29,17 +29,9 @@ std::optional<std::string> read_proc_text(const std::string& path, size_t max) {
 }
 
 std::optional<int64_t> proc_parent(int64_t pid) {
-  // /proc/PID/stat: "PID (comm) S PPID ...", comm may hold ')' and spaces.
-  auto text = read_proc_text(fmt::format("/proc/{}/stat", pid), 1024);
-  if (!text) return std::nullopt;
-  const size_t close = text->rfind(')');
-  if (close == std::string::npos || close + 4 >= text->size()) return std::nullopt;
-  const char* first = text->data() + close + 4;  // after ") S "
-  const char* last = text->data() + text->size();
-  int64_t ppid = 0;
-  auto [end, ec] = std::from_chars(first, last, ppid);
-  if (ec != std::errc()) return std::nullopt;
-  return ppid;
+  ProcStat proc;
+  if (!read_proc_stat(pid, proc)) return std::nullopt;
+  return proc.ppid;
 }
 
 std::string proc_executable(pid_t pid) {
@@ -93,12 +85,9 @@ std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid) {
 }
 
 std::optional<char> proc_thread_state(pid_t pid, pid_t tid) {
-  auto text = read_proc_text(fmt::format("/proc/{}/task/{}/stat", pid, tid), 1024);
-  if (!text) return std::nullopt;
-  // "tid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'.
-  size_t close = text->rfind(')');
-  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
-  return (*text)[close + 2];
+  ProcStat proc;
+  if (!read_thread_stat(pid, tid, proc)) return std::nullopt;
+  return proc.state;
 }
 
 void add_proc_thread_details(pid_t pid, Process& process) {

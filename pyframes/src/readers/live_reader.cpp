@@ -1,22 +1,18 @@
 #include "pyframes/live_reader.h"
 
+#include "pyframes/proc_stat.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 namespace pyframes {
 
 bool process_exited(int64_t pid) {
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string text;
-  if (!stat || !std::getline(stat, text)) return true;
-  // "PID (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'.
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return false;
-  const char state = text[close + 2];
-  return state == 'Z' || state == 'X';
+  ProcStat proc;
+  if (!read_proc_stat(pid, proc)) return true;
+  return proc.state == 'Z' || proc.state == 'X';
 }
 
 Result<Process> explain_exit(int64_t pid, Result<Process> result, bool (*exited)(int64_t)) {

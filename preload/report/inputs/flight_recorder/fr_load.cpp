@@ -15,6 +15,7 @@
 #include "report/inputs/flight_recorder/pickle_opcodes.h"
 #include "report/inputs/flight_recorder/pickle_reader.h"
 #include "report/inputs/load_inputs.h"
+#include "report/inputs/read_fully.h"
 
 namespace hangshim::report {
 
@@ -48,15 +49,8 @@ pyframes::Result<FileBytes> read_whole(const std::string& path, size_t max_bytes
   FileBytes out;
   out.mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + static_cast<uint64_t>(st.st_mtim.tv_nsec);
   out.bytes.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out.bytes.size()) {
-    ssize_t n = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
+  out.bytes.resize(read_fully(fd, out.bytes.data(), out.bytes.size()));
   ::close(fd);
-  out.bytes.resize(done);
   return out;
 }
 

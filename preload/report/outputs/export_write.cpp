@@ -1,3 +1,5 @@
+#include "report/outputs/export_write.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,9 +15,9 @@
 #include "pyframes/json_writer.h"
 #include "pyframes/render.h"
 #include "report/inputs/base64.h"
-#include "report/inputs/export_format.h"
 #include "report/inputs/live_stacks.h"
 #include "report/inputs/liveness.h"
+#include "report/inputs/read_fully.h"
 
 namespace hangshim::report {
 
@@ -43,15 +45,8 @@ pyframes::Result<std::vector<unsigned char>> snapshot(const std::string& path) {
     return pyframes::make_error(pyframes::ErrorKind::Usage, fmt::format("{} is not a regular file", path));
   }
   std::vector<unsigned char> bytes(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
+  bytes.resize(read_fully(fd, bytes.data(), bytes.size()));
   ::close(fd);
-  bytes.resize(done);
   return bytes;
 }
 

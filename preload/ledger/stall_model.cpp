@@ -1,10 +1,10 @@
-#include "shim/core/stall_model.h"
+#include "ledger/stall_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-namespace hangshim::shim {
+namespace hangshim::ledger {
 
 namespace {
 
@@ -136,4 +136,4 @@ uint64_t StallModel::limit_ns(uint64_t key) const {
                    scaled(settings_.recurring_slack, s->steady_longest_ns)});
 }
 
-}  // namespace hangshim::shim
+}  // namespace hangshim::ledger

@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace hangshim::shim {
+namespace hangshim::ledger {
 
 struct StallModelSettings {
   double floor_seconds = 6;       // the least a learned limit can be
@@ -82,4 +82,4 @@ class StallModel {
   uint64_t dropped_ = 0;
 };
 
-}  // namespace hangshim::shim
+}  // namespace hangshim::ledger

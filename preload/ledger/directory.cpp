@@ -1,4 +1,4 @@
-#include "shim/core/ledger_files.h"
+#include "ledger/directory.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -14,10 +14,17 @@
 #include "ledger/names.h"
 #include "ledger/reader.h"
 
-namespace hangshim::shim {
+namespace hangshim::ledger {
 
 using pyframes::ErrorKind;
 using pyframes::make_error;
+
+std::string ledger_directory(const char* hangshim_dir, uint32_t uid) {
+  std::string dir = hangshim_dir != nullptr && *hangshim_dir != '\0' ? std::string(hangshim_dir)
+                                                                     : fmt::format("/dev/shm/hangshim-{}", uid);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
 
 pyframes::Result<void> prepare_directory(const std::string& dir, uint32_t uid) {
   if (dir.empty() || dir[0] != '/') {
@@ -76,4 +83,4 @@ int sweep_dead_ledgers(const std::string& dir, const std::string& host, uint64_t
   return removed;
 }
 
-}  // namespace hangshim::shim
+}  // namespace hangshim::ledger

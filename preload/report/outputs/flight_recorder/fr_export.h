@@ -1,8 +1,8 @@
 // `hangshim export --format flight-recorder`: the ledgers read (settled to one job, every record
 // kept) as PyTorch Flight Recorder dumps, one per rank, in the schema PyTorch 2.10 writes
-// (FlightRecorderDetail.hpp; fr_dump.h shows it) and pickled as the TorchScript pickler pickles
-// it, so PyTorch's analyser (torchfrtrace, tools/flight_recorder) and anything else that reads
-// dumps read them, and `hangshim report DIR` reads them back.
+// (FlightRecorderDetail.hpp; inputs/flight_recorder/fr_dump.h shows it) and pickled as the
+// TorchScript pickler pickles it, so PyTorch's analyser (torchfrtrace, tools/flight_recorder)
+// and anything else that reads dumps read them, and `hangshim report DIR` reads them back.
 //
 // What the ledger knows and a dump has no field for (pids, hosts, heartbeats, exits, errors,
 // roots, reduce ops) is left out; what a dump needs and the ledger does not know is said

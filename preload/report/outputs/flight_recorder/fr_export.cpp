@@ -1,4 +1,4 @@
-#include "report/inputs/flight_recorder/fr_export.h"
+#include "report/outputs/flight_recorder/fr_export.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "report/inputs/flight_recorder/fr_names.h"
 #include "report/inputs/flight_recorder/pickle_utf8.h"
-#include "report/inputs/flight_recorder/pickle_writer.h"
+#include "report/outputs/flight_recorder/pickle_writer.h"
 
 namespace hangshim::report::flight_recorder {
 

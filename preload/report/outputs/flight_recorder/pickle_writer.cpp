@@ -1,4 +1,4 @@
-#include "report/inputs/flight_recorder/pickle_writer.h"
+#include "report/outputs/flight_recorder/pickle_writer.h"
 
 #include <bit>
 #include <limits>

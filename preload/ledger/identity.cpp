@@ -1,0 +1,12 @@
+#include "ledger/identity.h"
+
+#include "pyframes/proc_stat.h"
+
+namespace hangshim::ledger {
+
+uint64_t process_start_ticks(int64_t pid) noexcept {
+  pyframes::ProcStat stat;
+  return pyframes::read_proc_stat(pid, stat) ? stat.start_ticks : 0;
+}
+
+}  // namespace hangshim::ledger

@@ -1,0 +1,48 @@
+#include "report/pipeline.h"
+
+#include "report/diagnose.h"
+#include "report/inputs/busy_line.h"
+#include "report/inputs/live_stacks.h"
+#include "report/inputs/liveness.h"
+#include "report/inputs/load_inputs.h"
+
+namespace hangshim::report {
+
+namespace {
+
+// Where each straggler running here spends the time the others wait for it: 40 samples of its
+// live stack over about a second.
+void sample_stragglers(const Inputs& inputs, const LibraryPatterns& patterns, Diagnosis& d) {
+  for (auto& s : d.stragglers) {
+    for (const auto& v : inputs.ranks) {
+      if (v.rank != s.rank || v.liveness != Liveness::Alive) continue;
+      if (auto busy = sample_busy_line(inputs, v, patterns, 40, 25)) {
+        s.spends_at = Site{busy->file, busy->function, busy->line};
+        s.spends_samples = busy->hits;
+        s.samples = busy->samples;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+Diagnosis run_report(const ReportRequest& request, Inputs* keep_inputs) {
+  LoadOptions load;
+  load.view.max_records = request.history;
+  load.patterns = request.diagnose.patterns;
+  load.here = this_host();
+  load.now_ns = realtime_now_ns();
+  Inputs inputs;
+  inputs.now_ns = load.now_ns;
+  for (const auto& path : request.paths) load_path(path, inputs, load);
+  settle_inputs(inputs, request.job, load.here);
+  if (request.stacks) attach_live_stacks(inputs, request.locals);
+  Diagnosis d = diagnose(inputs, request.diagnose);
+  if (request.stacks) sample_stragglers(inputs, request.diagnose.patterns, d);
+  if (keep_inputs != nullptr) *keep_inputs = std::move(inputs);
+  return d;
+}
+
+}  // namespace hangshim::report
