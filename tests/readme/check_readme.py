@@ -235,7 +235,7 @@ def main():
     scripts_dir = os.path.join(args.source, "scripts")
     for name in sorted(os.listdir(scripts_dir)):
         path = os.path.join(scripts_dir, name)
-        if os.access(path, os.X_OK) and not name.startswith("gen_"):
+        if os.path.isfile(path) and os.access(path, os.X_OK) and not name.startswith("gen_"):
             programs["scripts/" + name] = [path]
     programs["tests/gpu/run.sh"] = [os.path.join(args.source, "tests", "gpu", "run.sh")]
     helps = {}
