@@ -1,17 +1,26 @@
 #include "report/inputs/base64.h"
 
+#include <array>
+
 namespace hangshim::report {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+// Each byte's 6-bit value, kInvalid for bytes outside the alphabet: one load per character
+// (an export carries every ledger's bytes as base64; decoding them was a third of a report's
+// time over 4096 exports).
+constexpr uint8_t kInvalid = 0xff;
+constexpr auto kDecode = [] {
+  std::array<uint8_t, 256> table{};
+  table.fill(kInvalid);
+  for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<uint8_t>(i);
+  return table;
+}();
+
 int decode_char(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
+  uint8_t v = kDecode[static_cast<unsigned char>(c)];
+  return v == kInvalid ? -1 : v;
 }
 }  // namespace
 
@@ -44,7 +53,23 @@ std::string base64_encode(const unsigned char* data, size_t size) {
 int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity) {
   if (text.size() % 4 != 0) return -1;
   size_t written = 0;
-  for (size_t i = 0; i < text.size(); i += 4) {
+  size_t i = 0;
+  // Every quad but the last has no padding and makes three bytes.
+  if (text.size() > 4) {
+    size_t full = text.size() - 4;
+    if (full / 4 * 3 > capacity) return -1;
+    const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+    for (; i < full; i += 4) {
+      uint32_t a = kDecode[in[i]], b = kDecode[in[i + 1]], c = kDecode[in[i + 2]], d = kDecode[in[i + 3]];
+      if (((a | b | c | d) & 0xc0) != 0) return -1;  // kInvalid has those bits; no value does
+      uint32_t v = (a << 18) | (b << 12) | (c << 6) | d;
+      out[written] = static_cast<unsigned char>(v >> 16);
+      out[written + 1] = static_cast<unsigned char>(v >> 8);
+      out[written + 2] = static_cast<unsigned char>(v);
+      written += 3;
+    }
+  }
+  for (; i < text.size(); i += 4) {
     bool last = i + 4 == text.size();
     int a = decode_char(text[i]);
     int b = decode_char(text[i + 1]);
