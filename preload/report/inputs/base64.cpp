@@ -1,6 +1,7 @@
 #include "report/inputs/base64.h"
 
 #include <array>
+#include <cstring>
 
 namespace hangshim::report {
 
@@ -50,7 +51,7 @@ std::string base64_encode(const unsigned char* data, size_t size) {
   return out;
 }
 
-int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity) {
+int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity, bool out_is_zeroed) {
   if (text.size() % 4 != 0) return -1;
   size_t written = 0;
   size_t i = 0;
@@ -59,7 +60,17 @@ int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity
     size_t full = text.size() - 4;
     if (full / 4 * 3 > capacity) return -1;
     const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+    constexpr uint64_t kZeros = 0x4141414141414141ull;  // "AAAAAAAA": six zero bytes
     for (; i < full; i += 4) {
+      if (out_is_zeroed && i + 8 <= full) {
+        uint64_t eight;
+        std::memcpy(&eight, in + i, sizeof eight);
+        if (eight == kZeros) {
+          written += 6;
+          i += 4;  // the loop adds the other 4
+          continue;
+        }
+      }
       uint32_t a = kDecode[in[i]], b = kDecode[in[i + 1]], c = kDecode[in[i + 2]], d = kDecode[in[i + 3]];
       if (((a | b | c | d) & 0xc0) != 0) return -1;  // kInvalid has those bits; no value does
       uint32_t v = (a << 18) | (b << 12) | (c << 6) | d;

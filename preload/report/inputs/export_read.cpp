@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -128,12 +129,19 @@ pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::stri
     return pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("{}: no ledger bytes (\"pages\")", name),
                                 "export the node again");
   }
+  // Runs come in file order, apart (export_write.cpp): each lands on bytes still zero, so its
+  // zero bytes need no writing. One that overlaps an earlier run is decoded in full.
+  uint64_t untouched = 0;  // bytes from here on are still zero
   for (const auto& run : pages->items()) {
     const auto& parts = run.items();
     uint64_t offset = parts.size() == 2 ? parts[0].uint64().value_or(UINT64_MAX) : UINT64_MAX;
     const std::string* text = parts.size() == 2 ? parts[1].string() : nullptr;
-    if (offset == UINT64_MAX || offset > size || text == nullptr ||
-        base64_decode(*text, buffer.data() + offset, static_cast<size_t>(size - offset)) < 0) {
+    int64_t written = offset == UINT64_MAX || offset > size || text == nullptr
+                          ? -1
+                          : base64_decode(*text, buffer.data() + offset, static_cast<size_t>(size - offset),
+                                          offset >= untouched);
+    if (written >= 0) untouched = std::max(untouched, offset + static_cast<uint64_t>(written));
+    if (written < 0) {
       return pyframes::make_error(pyframes::ErrorKind::Corrupt,
                                   fmt::format("{}: damaged ledger bytes (a page run outside the file or not base64)", name),
                                   "export the node again");
