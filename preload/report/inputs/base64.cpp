@@ -1,6 +1,7 @@
 #include "report/inputs/base64.h"
 
 #include <array>
+#include <bit>
 #include <cstring>
 
 namespace hangshim::report {
@@ -16,6 +17,17 @@ constexpr auto kDecode = [] {
   std::array<uint8_t, 256> table{};
   table.fill(kInvalid);
   for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<uint8_t>(i);
+  return table;
+}();
+
+// Two characters at once, as a little-endian 16-bit load sees them (the first in the low
+// byte): their 12 bits, or 0xffff when either is outside the alphabet. 128 KiB.
+constexpr auto kDecodePair = [] {
+  std::array<uint16_t, 65536> table{};
+  for (uint32_t pair = 0; pair < 65536; ++pair) {
+    uint8_t first = kDecode[pair & 0xff], second = kDecode[pair >> 8];
+    table[pair] = first == kInvalid || second == kInvalid ? uint16_t{0xffff} : static_cast<uint16_t>((first << 6) | second);
+  }
   return table;
 }();
 
@@ -61,6 +73,28 @@ int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity
     if (full / 4 * 3 > capacity) return -1;
     const auto* in = reinterpret_cast<const unsigned char*>(text.data());
     constexpr uint64_t kZeros = 0x4141414141414141ull;  // "AAAAAAAA": six zero bytes
+    if constexpr (std::endian::native == std::endian::little) {
+      // Eight characters at a time, two per table load.
+      for (; i + 8 <= full; i += 8) {
+        uint64_t eight;
+        std::memcpy(&eight, in + i, sizeof eight);
+        if (out_is_zeroed && eight == kZeros) {
+          written += 6;
+          continue;
+        }
+        uint32_t p0 = kDecodePair[eight & 0xffff], p1 = kDecodePair[(eight >> 16) & 0xffff];
+        uint32_t p2 = kDecodePair[(eight >> 32) & 0xffff], p3 = kDecodePair[eight >> 48];
+        if (((p0 | p1 | p2 | p3) & ~uint32_t{0xfff}) != 0) return -1;
+        uint32_t v0 = (p0 << 12) | p1, v1 = (p2 << 12) | p3;
+        out[written] = static_cast<unsigned char>(v0 >> 16);
+        out[written + 1] = static_cast<unsigned char>(v0 >> 8);
+        out[written + 2] = static_cast<unsigned char>(v0);
+        out[written + 3] = static_cast<unsigned char>(v1 >> 16);
+        out[written + 4] = static_cast<unsigned char>(v1 >> 8);
+        out[written + 5] = static_cast<unsigned char>(v1);
+        written += 6;
+      }
+    }
     for (; i < full; i += 4) {
       if (out_is_zeroed && i + 8 <= full) {
         uint64_t eight;
