@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -112,23 +113,26 @@ class Copier {
   pyframes::Result<void> copy_in_place(uint64_t offset, uint64_t length) { return copy(out_.data() + offset, length, offset); }
 
   // Pass 4: the ring slots [first, first + count), in chunks. The contents are read straight
-  // into their place in the copy; the stamps before and after go to scratch buffers reused from
-  // one ledger to the next (a report reads tens of thousands of ledgers: fresh zeroed buffers
-  // for each were a tenth of its time).
+  // into their place in the copy; the stamps before and after go to two scratch chunks, left
+  // uninitialized (a report reads tens of thousands of ledgers: three fresh zeroed buffers for
+  // each, and a copy of the contents, were a tenth of its time). Nothing is kept after the
+  // snapshot: the shim reads ledgers too (sweeping dead ones), in the job's own process.
   pyframes::Result<void> copy_ring(const Plan& plan, uint64_t first, uint64_t count) {
-    thread_local std::vector<RingEntry> before, after;
     for (uint64_t done = 0; done < count;) {
       uint64_t n = std::min(kRingChunk, count - done);
       uint64_t offset = plan.ring_offset + (first + done) * sizeof(RingEntry);
-      if (before.size() < n) {
-        before.resize(n);
-        after.resize(n);
+      if (scratch_entries_ < n) {
+        before_.reset(new RingEntry[n]);
+        after_.reset(new RingEntry[n]);
+        scratch_entries_ = n;
       }
-      PYFRAMES_CHECK(copy(before.data(), n * sizeof(RingEntry), offset));
+      RingEntry* before = before_.get();
+      RingEntry* after = after_.get();
+      PYFRAMES_CHECK(copy(before, n * sizeof(RingEntry), offset));
       loads_in_order();
       PYFRAMES_CHECK(copy_in_place(offset, n * sizeof(RingEntry)));
       loads_in_order();
-      PYFRAMES_CHECK(copy(after.data(), n * sizeof(RingEntry), offset));
+      PYFRAMES_CHECK(copy(after, n * sizeof(RingEntry), offset));
       for (uint64_t i = 0; i < n; ++i) {
         uint64_t at = offset + i * sizeof(RingEntry);
         uint64_t stamp;
@@ -169,6 +173,8 @@ class Copier {
   uint64_t size_;
   const std::string& source_;
   std::vector<unsigned char>& out_;
+  std::unique_ptr<RingEntry[]> before_, after_;  // pass 4's stamps, scratch_entries_ each
+  uint64_t scratch_entries_ = 0;
 };
 
 // Pass 3's ranges, given in file order, merged into one read where the gap between two is at
