@@ -417,26 +417,32 @@ pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::
 
 namespace {
 
-// Closes a descriptor on every path out.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+std::string directory_of(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
 
 }  // namespace
 
-pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes bytes_kind) {
+LedgerReader::~LedgerReader() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+pyframes::Result<Ledger> LedgerReader::read(const std::string& path, LedgerBytes bytes_kind) {
   // The directory first (its owner and mode decide whether the file can be trusted), then the
   // file inside it: O_NOFOLLOW (ledgers are never links), O_NONBLOCK (a FIFO planted under a
-  // ledger's name must not block the open).
+  // ledger's name must not block the open). The directory stays open for the next ledger in
+  // it; its owner and mode are looked at again for each file.
   size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string dir = directory_of(path);
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  Fd dir_fd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  Fd file{dir_fd.fd >= 0 ? ::openat(dir_fd.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1};
-  if (file.fd < 0) {
+  if (dir_fd_ < 0 || dir != dir_) {
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+    dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dir_ = dir;
+  }
+  int fd = dir_fd_ >= 0 ? ::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1;
+  if (fd < 0) {
     int err = errno;
     ErrorKind kind = err == ENOENT ? ErrorKind::NotFound : err == EACCES ? ErrorKind::PermissionDenied : ErrorKind::Io;
     std::string hint = err == ELOOP ? "ledgers are never symbolic links; pass the file itself"
@@ -444,19 +450,31 @@ pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes b
                                        : "";
     return make_error(kind, fmt::format("cannot open ledger {}: {}", path, std::strerror(err)), hint);
   }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
   struct stat dir_st {};
-  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return make_error(ErrorKind::Usage, fmt::format("{} is not a regular file", path), "pass a ledger file");
   }
-  if (::fstat(dir_fd.fd, &dir_st) != 0) {
+  if (::fstat(dir_fd_, &dir_st) != 0) {
     return make_error(ErrorKind::Io, fmt::format("cannot inspect the directory of {}: {}", path, std::strerror(errno)));
   }
   PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st, static_cast<uint32_t>(::geteuid())));
   // A private copy read with pread, never a mapping: a file cut by someone else while mapped
-  // would kill this process with SIGBUS (snapshot.h).
-  PYFRAMES_TRY(bytes, snapshot_ledger(file.fd, static_cast<uint64_t>(st.st_size), path));
-  return parse_ledger(bytes.data(), bytes.size(), path, bytes_kind);
+  // would kill this process with SIGBUS (snapshot.h). Into memory kept from the last ledger:
+  // only the parsed Ledger outlives this call.
+  PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_));
+  auto parsed = parse_ledger(bytes_.data(), bytes_.size(), path, bytes_kind);
+  constexpr size_t kKeptBytes = 4u << 20;  // a huge ledger's copy is not kept for the next one
+  if (bytes_.capacity() > kKeptBytes) std::vector<unsigned char>().swap(bytes_);
+  return parsed;
+}
+
+pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes bytes_kind) {
+  return LedgerReader().read(path, bytes_kind);
 }
 
 }  // namespace hangshim::ledger

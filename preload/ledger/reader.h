@@ -123,6 +123,23 @@ enum class LedgerBytes { File, MappingImage };
 
 pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes kind = LedgerBytes::File);
 
+// read_ledger_file for many ledgers: keeps the directory of the last one open (each file's
+// directory is still checked, trust.h) and reuses the memory of its copy. What a report over
+// tens of thousands of ledgers reads them with.
+class LedgerReader {
+ public:
+  LedgerReader() = default;
+  LedgerReader(const LedgerReader&) = delete;
+  LedgerReader& operator=(const LedgerReader&) = delete;
+  ~LedgerReader();
+  pyframes::Result<Ledger> read(const std::string& path, LedgerBytes kind = LedgerBytes::File);
+
+ private:
+  std::string dir_;
+  int dir_fd_ = -1;
+  std::vector<unsigned char> bytes_;
+};
+
 // Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`
 // names it in messages.
 pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source,

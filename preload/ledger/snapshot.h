@@ -35,5 +35,7 @@ inline constexpr uint64_t kMaxLedgerFileSize = 1ull << 30;
 // being copied is an error naming `source`; anything else (a half-written or foreign file) is
 // copied as found, for parse_ledger to judge.
 pyframes::Result<std::vector<unsigned char>> snapshot_ledger(int fd, uint64_t size, const std::string& source);
+// The same into `out` (resized to `size`), whose memory a caller reading many ledgers reuses.
+pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out);
 
 }  // namespace hangshim::ledger

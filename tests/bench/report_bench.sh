@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Benchmarks `hangshim report` on synthetic jobs of 8, 512 and 8192 ranks (one ledger per rank,
+# Benchmarks `hangshim report` on synthetic jobs of 8, 512, 8192 and 32768 ranks (one ledger per rank,
 # written by the real ledger writer; rank N/2 stuck outside NCCL, the others waiting in
 # collective #C) and prints a markdown table (docs/benchmarks.md's report table comes from
 # here): wall and CPU time (user + system) of the text and the JSON report (median of 3 runs)
 # and peak memory. Wall time on a shared machine depends on its load, also printed.
-#   tests/bench/report_bench.sh [--smoke] [--build DIR] [--dir DIR] [--collectives C] [--ring R]
-# --smoke: 8 and 64 ranks only (ctest runs this). --dir: where the ledgers go (default: a new
-# directory under /dev/shm, where real ledgers live; removed at the end).
+#   tests/bench/report_bench.sh [--smoke] [--large] [--exports] [--build DIR] [--dir DIR] [--collectives C] [--ring R]
+# --smoke: 8 and 64 ranks only (ctest runs this). --large: 131072 ranks too (about 5.6 GiB of
+# ledgers; never in CI): when the directory's file system lacks the room, 65536 instead, said
+# so. --exports: the multi-node path instead: nodes of 8 ranks, one `hangshim export` each, one
+# report over all the exports (a second table; the exports cost about as much room again, so
+# each node's ledgers are removed once exported). --dir: where the ledgers go (default: a new directory under /dev/shm, where real ledgers
+# live; removed at the end).
 set -euo pipefail
 # shellcheck source=tests/bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
 bench_help 2,8 "${1:-}"
 smoke=0
+large=0
+exports=0
 base=""
 collectives=200
 ring=256
 while (($#)); do
   case $1 in
     --smoke) smoke=1 ;;
+    --large) large=1 ;;
+    --exports) exports=1 ;;
     --build) build=$2; shift ;;
     --dir) base=$2; shift ;;
     --collectives) collectives=$2; shift ;;
@@ -36,7 +44,18 @@ if [[ -z $base ]]; then
   base=$(mktemp -d /dev/shm/hangshim-report-bench.XXXXXX 2>/dev/null || mktemp -d)
 fi
 trap 'rm -rf "$base"' EXIT
-sizes=(8 512 8192)
+sizes=(8 512 8192 32768)
+if ((large)); then
+  # 45 KiB per ledger with the default ring of 256 calls, and a margin of a tenth.
+  need_kib=$((131072 * 45 * 11 / 10))
+  free_kib=$(df -Pk "$base" | awk 'NR == 2 { print $4 }')
+  if ((free_kib >= need_kib)); then
+    sizes+=(131072)
+  else
+    echo "report_bench: $((free_kib / 1024)) MiB free under $base, 131072 ranks need about $((need_kib / 1024)); measuring 65536" >&2
+    sizes+=(65536)
+  fi
+fi
 ((smoke)) && sizes=(8 64)
 
 # Median of three runs (by wall time): "wall_s cpu_s peak_kib" of `hangshim report ARGS`.
@@ -49,14 +68,36 @@ measure() {
   printf '%s\n' "${runs[@]}" | sort -n | sed -n 2p
 }
 
-echo "| ranks | ledgers on disk | report (text): wall / CPU | report --json: wall / CPU | peak memory | per rank |"
+# The job of $1 ranks in $2: its ledgers, or (--exports) one export per node of 8 ranks.
+make_job() {
+  local n=$1 dir=$2
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  if ((!exports)); then
+    "$fixture" job "$dir" --ranks "$n" --collectives "$collectives" --ring "$ring"
+    return
+  fi
+  local nodes=$(((n + 7) / 8))
+  mkdir -p "$dir.ledgers"
+  chmod 700 "$dir.ledgers"
+  "$fixture" job "$dir.ledgers" --ranks "$n" --nodes "$nodes" --collectives "$collectives" --ring "$ring"
+  for ((i = 0; i < nodes; ++i)); do
+    local node=$dir.ledgers/node$i
+    ((nodes == 1)) && node=$dir.ledgers  # one node: the fixture writes no node0/
+    "$hangshim" export --no-stacks "$node" -o "$dir/node$i.json" 2>/dev/null
+    ((nodes == 1)) || rm -rf "$node"
+  done
+  rm -rf "$dir.ledgers"
+}
+
+what="ledgers on disk"
+((exports)) && what="exports on disk"
+echo "| ranks | $what | report (text): wall / CPU | report --json: wall / CPU | peak memory | per rank |"
 echo "|---:|---:|---:|---:|---:|---:|"
 worst=0
 for n in "${sizes[@]}"; do
   dir=$base/n$n
-  mkdir -p "$dir"
-  chmod 700 "$dir"
-  "$fixture" job "$dir" --ranks "$n" --collectives "$collectives" --ring "$ring"
+  make_job "$n" "$dir"
   disk=$(du -sk "$dir" | cut -f1)
   first=$("$hangshim" report --no-stacks "$dir" | head -n 1)
   expected="HANG: rank $((n / 2)) never issued all_reduce #$collectives"

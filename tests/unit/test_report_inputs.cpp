@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ledger/format.h"
+#include "report/inputs/base64.h"
 #include "report/outputs/export_write.h"
 #include "report_test_util.h"
 
@@ -226,4 +227,36 @@ TEST_CASE("report inputs: an export carries its node's ledgers byte for byte") {
   REQUIRE(hostile.errors.size() == 2);
   CHECK(hostile.errors[0].message.find("size missing or impossible") != std::string::npos);
   CHECK(hostile.errors[1].message.find("damaged ledger bytes") != std::string::npos);
+}
+
+TEST_CASE("report inputs: base64 decoding round-trips every length, skips zero runs only onto zeros, refuses damage") {
+  using hangshim::report::base64_decode;
+  using hangshim::report::base64_encode;
+  std::vector<unsigned char> bytes(64);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i % 3 == 0 ? 0 : i * 37 + 11);
+  std::fill(bytes.begin() + 20, bytes.begin() + 44, 0);  // a run of zeros: "AAAA..." in the text
+  for (size_t n = 0; n <= bytes.size(); ++n) {
+    std::string text = base64_encode(bytes.data(), n);
+    for (bool zeroed : {false, true}) {
+      std::vector<unsigned char> out(n + 3, zeroed ? 0 : 0xee);
+      CHECK(base64_decode(text, out.data(), out.size(), zeroed) == static_cast<int64_t>(n));
+      CHECK(std::equal(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n), out.begin()));
+    }
+    if (n > 0) {
+      std::vector<unsigned char> small(n - 1);  // one byte too few
+      CHECK(base64_decode(text, small.data(), small.size()) == -1);
+    }
+    for (size_t at = 0; at < text.size(); ++at) {
+      for (char bad : {'*', '=', '\0', '\xff'}) {
+        if (bad == '=' && at + 2 >= text.size()) continue;  // padding where padding may be
+        std::string damaged = text;
+        if (damaged[at] == bad) continue;
+        damaged[at] = bad;
+        std::vector<unsigned char> out(n + 3);
+        CHECK(base64_decode(damaged, out.data(), out.size(), true) == -1);
+      }
+    }
+  }
+  std::vector<unsigned char> out(8);
+  CHECK(base64_decode("QUJD=", out.data(), out.size()) == -1);  // not a multiple of 4
 }

@@ -56,83 +56,103 @@ std::string op_text(const CallTiming& t) {
   return display_op(r);
 }
 
+// A member's collectives on a communicator (`id` in its ledger), by sequence number, one per
+// number: pointers into its view's history, in ring order already unless damaged.
+void member_calls(const RankView& v, uint32_t id, std::vector<const CallTiming*>& out) {
+  out.clear();
+  if (id == 0) return;
+  for (const CallTiming& t : v.history) {
+    if (counts_as_collective(t) && t.comm == id) out.push_back(&t);
+  }
+  auto by_seq = [](const CallTiming* x, const CallTiming* y) { return x->seq < y->seq; };
+  if (!std::is_sorted(out.begin(), out.end(), by_seq)) std::stable_sort(out.begin(), out.end(), by_seq);
+  out.erase(std::unique(out.begin(), out.end(), [](auto* x, auto* y) { return x->seq == y->seq; }), out.end());
+}
+
+// `calls` (sorted, one per number) lined up with `seqs`, every one of which it holds.
+void line_up(std::vector<const CallTiming*>& calls, const std::vector<uint64_t>& seqs) {
+  size_t j = 0, out = 0;
+  for (uint64_t seq : seqs) {
+    while (calls[j]->seq < seq) ++j;
+    calls[out++] = calls[j];
+  }
+  calls.resize(out);
+}
+
+// Memory and time grow with members x compared collectives, never with more: with 131 072
+// ranks a table of pointers per member, and a lateness row per member, were hundreds of
+// megabytes and most of the report's time. Arrivals are one flat table, by collective; a
+// member's lateness is worked out only for the few that are last often enough to be suspects.
 void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   const CommGroup& g = a.groups[static_cast<size_t>(comm)];
   size_t n = g.members.size();
   if (n < 2) return;
-  // Each member's collectives on this communicator, by sequence number (pointers into the
-  // views' histories: 8 bytes per call, so 8192 ranks cost megabytes, not tens of them).
-  std::vector<std::vector<const CallTiming*>> calls(n);
-  bool one_host = true;
-  auto by_seq = [](const CallTiming* x, const CallTiming* y) { return x->seq < y->seq; };
-  for (size_t m = 0; m < n; ++m) {
-    const RankView& v = a.in.ranks[g.members[m].view];
-    // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
-    one_host = one_host && !v.header.host.empty() && v.header.host == a.in.ranks[g.members[0].view].header.host;
-    uint32_t id = g.members[m].info != nullptr ? g.members[m].info->id : 0;  // this communicator in that ledger
-    for (const CallTiming& t : v.history) {
-      if (counts_as_collective(t) && t.comm == id && id != 0) calls[m].push_back(&t);
-    }
-    std::stable_sort(calls[m].begin(), calls[m].end(), by_seq);  // in ring order already, unless damaged
-    calls[m].erase(std::unique(calls[m].begin(), calls[m].end(), [](auto* x, auto* y) { return x->seq == y->seq; }),
-                   calls[m].end());
-  }
+  auto member_id = [&](size_t m) { return g.members[m].info != nullptr ? g.members[m].info->id : 0; };  // in that ledger
+  auto view_of = [&](size_t m) -> const RankView& { return a.in.ranks[g.members[m].view]; };
   // The collectives every member has: member 0's, intersected with each other member's.
+  bool one_host = true;
+  std::vector<const CallTiming*> calls;
+  member_calls(view_of(0), member_id(0), calls);
   std::vector<uint64_t> seqs;
-  for (const CallTiming* t : calls[0]) seqs.push_back(t->seq);
-  for (size_t m = 1; m < n && !seqs.empty(); ++m) {
-    std::vector<uint64_t> both;
-    size_t j = 0;
+  for (const CallTiming* t : calls) seqs.push_back(t->seq);
+  for (size_t m = 0; m < n; ++m) {
+    const RankView& v = view_of(m);
+    // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
+    one_host = one_host && !v.header.host.empty() && v.header.host == view_of(0).header.host;
+    if (m == 0 || seqs.empty()) continue;
+    member_calls(v, member_id(m), calls);
+    size_t j = 0, kept = 0;
     for (uint64_t seq : seqs) {
-      while (j < calls[m].size() && calls[m][j]->seq < seq) ++j;
-      if (j < calls[m].size() && calls[m][j]->seq == seq) both.push_back(seq);
+      while (j < calls.size() && calls[j]->seq < seq) ++j;
+      if (j < calls.size() && calls[j]->seq == seq) seqs[kept++] = seq;
     }
-    seqs = std::move(both);
+    seqs.resize(kept);
   }
   if (seqs.size() < kMinCompared) return;
-  // Each member's calls lined up with `seqs` (one merge pass each).
-  for (size_t m = 0; m < n; ++m) {
-    std::vector<const CallTiming*> lined;
-    lined.reserve(seqs.size());
-    size_t j = 0;
-    for (uint64_t seq : seqs) {
-      while (calls[m][j]->seq < seq) ++j;  // every seq is in every member's list
-      lined.push_back(calls[m][j]);
-    }
-    calls[m] = std::move(lined);
-  }
-  auto at = [&](size_t m, size_t k) -> const CallTiming& { return *calls[m][k]; };
+  size_t compared = seqs.size();
 
-  // Per collective: each member's lateness (later than the median member, in ns) and who was last.
-  std::vector<std::vector<int64_t>> late(n, std::vector<int64_t>(seqs.size()));
-  std::vector<size_t> last_of(seqs.size());
-  std::vector<int64_t> arrival(n);
-  for (size_t k = 0; k < seqs.size(); ++k) {
-    for (size_t m = 0; m < n; ++m) {
-      const CallTiming& t = at(m, k);
-      // By wait times a later arrival is a shorter wait: negate, so larger is later either way.
-      // Clamped to 2^62 so that differences of hostile values cannot overflow.
+  // Each member's arrival at each collective, by collective: arrival[k * n + m]. By wait times
+  // a later arrival is a shorter wait: negated, so larger is later either way. Clamped to 2^62
+  // so that differences of hostile values cannot overflow.
+  std::vector<int64_t> arrival(compared * n);
+  for (size_t m = 0; m < n; ++m) {
+    member_calls(view_of(m), member_id(m), calls);
+    line_up(calls, seqs);
+    for (size_t k = 0; k < compared; ++k) {
+      const CallTiming& t = *calls[k];
       constexpr uint64_t kCap = uint64_t{1} << 62;
-      arrival[m] = one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns());
+      arrival[k * n + m] = one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns());
     }
-    std::vector<int64_t> sorted = arrival;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
-    int64_t median = sorted[n / 2];
-    size_t last = 0;
-    for (size_t m = 0; m < n; ++m) {
-      late[m][k] = arrival[m] - median;
-      if (arrival[m] > arrival[last]) last = m;
-    }
-    last_of[k] = last;
   }
+  // Per collective: the median member's arrival and who was last (the first of equals).
+  std::vector<int64_t> median_at(compared);
+  std::vector<size_t> last_of(compared);
+  std::vector<size_t> last_count(n, 0);
+  std::vector<int64_t> sorted(n);
+  for (size_t k = 0; k < compared; ++k) {
+    const int64_t* row = &arrival[k * n];
+    std::copy(row, row + n, sorted.begin());
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
+    median_at[k] = sorted[n / 2];
+    size_t last = static_cast<size_t>(std::max_element(row, row + n) - row);
+    last_of[k] = last;
+    ++last_count[last];
+  }
+  // A member's lateness (later than the median member, in ns) at each collective.
+  auto late_of = [&](size_t m) {
+    std::vector<int64_t> late(compared);
+    for (size_t k = 0; k < compared; ++k) late[k] = arrival[k * n + m] - median_at[k];
+    return late;
+  };
 
   double expected = 1.0 / static_cast<double>(n);
-  double spread = std::sqrt(static_cast<double>(seqs.size()) * expected * (1 - expected));
+  double spread = std::sqrt(static_cast<double>(compared) * expected * (1 - expected));
   for (size_t m = 0; m < n; ++m) {
-    size_t last_count = static_cast<size_t>(std::count(last_of.begin(), last_of.end(), m));
-    double share = static_cast<double>(last_count) / static_cast<double>(seqs.size());
-    double z = (static_cast<double>(last_count) - static_cast<double>(seqs.size()) * expected) / spread;
-    if (share < kMinShare || z < kMinZ || median_of(late[m]) < kMinLateNs) continue;
+    double share = static_cast<double>(last_count[m]) / static_cast<double>(compared);
+    double z = (static_cast<double>(last_count[m]) - static_cast<double>(compared) * expected) / spread;
+    if (share < kMinShare || z < kMinZ) continue;
+    std::vector<int64_t> late = late_of(m);
+    if (median_of(late) < kMinLateNs) continue;
     // Since when: after the last run of kRunEnds collectives in a row at which it was not last.
     size_t since = 0, run = 0;
     for (size_t k = 0; k < seqs.size(); ++k) {
@@ -141,15 +161,17 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     }
     while (since < seqs.size() && last_of[since] != m) ++since;
     if (since >= seqs.size()) continue;  // lateness that ended: no straggler now
+    member_calls(view_of(m), member_id(m), calls);
+    line_up(calls, seqs);
     Straggler s;
     s.rank = a.rank(g.members[m].view);
     s.comm = comm;
     s.compared = seqs.size();
-    s.last = last_count;
+    s.last = last_count[m];
     s.since_seq = seqs[since];
     s.since_oldest = since == 0;
-    s.since_ns = at(m, since).issued_ns;
-    std::vector<int64_t> recent(late[m].begin() + static_cast<std::ptrdiff_t>(since), late[m].end());
+    s.since_ns = calls[since]->issued_ns;
+    std::vector<int64_t> recent(late.begin() + static_cast<std::ptrdiff_t>(since), late.end());
     s.median_late_ns = median_of(recent);
     s.p95_late_ns = quantile_of(recent, 0.95);
     s.by_timestamps = one_host;
@@ -157,7 +179,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     std::map<std::pair<std::string, uint32_t>, size_t> where;
     for (size_t k = since; k < seqs.size(); ++k) {
       if (last_of[k] != m) continue;
-      const CallTiming& t = at(m, k);
+      const CallTiming& t = *calls[k];
       ++where[{op_text(t), t.callsite}];
     }
     auto top = std::max_element(where.begin(), where.end(), [](const auto& x, const auto& y) { return x.second < y.second; });

@@ -99,9 +99,10 @@ void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions
 }
 
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {
-  // One after the other: reading a ledger is mostly mapping it and faulting its pages in, which
-  // threads of one process would serialize on (the address space's lock), measured slower.
-  for (const auto& path : paths) load_ledger_file(path, inputs, options);
+  // One reader for all: it keeps their directory open and reuses its copy's memory.
+  ledger::LedgerReader reader;
+  inputs.ranks.reserve(inputs.ranks.size() + paths.size());
+  for (const auto& path : paths) add_ledger(path, reader.read(path), inputs, options);
 }
 
 void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options) {
@@ -183,6 +184,7 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
                                           only.source, only.header.pid, only.header.host));
   }
   std::vector<RankView> kept;
+  kept.reserve(inputs.ranks.size());
   std::map<int, size_t> by_rank;
   for (auto& view : inputs.ranks) {
     if (view.rank < 0) {
