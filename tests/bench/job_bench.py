@@ -95,7 +95,10 @@ def synthetic_dumps(document, count, directory):
             thread["thread_id"] = 0x7f0000000000 + rank * 0x100000 + index * 0x1000
         if rank % 100 == 99 or rank == count - 1:
             main = [t for t in process["threads"] if t["name"] == "MainThread"][0]
-            main["frames"][0]["line"] += 1
+            innermost = main["frames"][0]
+            innermost["line"] += 1
+            if "end_line" in innermost:  # 3.11+ documents carry the source range: move it along
+                innermost["end_line"] += 1
         path = os.path.join(directory, "rank%04d.json" % rank)
         with open(path, "w") as f:
             json.dump({"processes": [process]}, f)
