@@ -21,15 +21,20 @@ constexpr auto kDecode = [] {
 }();
 
 // Two characters at once, as a little-endian 16-bit load sees them (the first in the low
-// byte): their 12 bits, or 0xffff when either is outside the alphabet. 128 KiB.
-constexpr auto kDecodePair = [] {
-  std::array<uint16_t, 65536> table{};
-  for (uint32_t pair = 0; pair < 65536; ++pair) {
-    uint8_t first = kDecode[pair & 0xff], second = kDecode[pair >> 8];
-    table[pair] = first == kInvalid || second == kInvalid ? uint16_t{0xffff} : static_cast<uint16_t>((first << 6) | second);
-  }
+// byte): their 12 bits, or 0xffff when either is outside the alphabet. 128 KiB, made on first
+// use rather than by the compiler: 65536 entries exceed clang's constexpr step limit.
+using PairTable = std::array<uint16_t, 65536>;
+const PairTable& decode_pair_table() {
+  static const PairTable table = [] {
+    PairTable t{};
+    for (uint32_t pair = 0; pair < 65536; ++pair) {
+      uint8_t first = kDecode[pair & 0xff], second = kDecode[pair >> 8];
+      t[pair] = first == kInvalid || second == kInvalid ? uint16_t{0xffff} : static_cast<uint16_t>((first << 6) | second);
+    }
+    return t;
+  }();
   return table;
-}();
+}
 
 int decode_char(char c) {
   uint8_t v = kDecode[static_cast<unsigned char>(c)];
@@ -75,6 +80,7 @@ int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity
     constexpr uint64_t kZeros = 0x4141414141414141ull;  // "AAAAAAAA": six zero bytes
     if constexpr (std::endian::native == std::endian::little) {
       // Eight characters at a time, two per table load.
+      const PairTable& decode_pair = decode_pair_table();
       for (; i + 8 <= full; i += 8) {
         uint64_t eight;
         std::memcpy(&eight, in + i, sizeof eight);
@@ -82,8 +88,8 @@ int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity
           written += 6;
           continue;
         }
-        uint32_t p0 = kDecodePair[eight & 0xffff], p1 = kDecodePair[(eight >> 16) & 0xffff];
-        uint32_t p2 = kDecodePair[(eight >> 32) & 0xffff], p3 = kDecodePair[eight >> 48];
+        uint32_t p0 = decode_pair[eight & 0xffff], p1 = decode_pair[(eight >> 16) & 0xffff];
+        uint32_t p2 = decode_pair[(eight >> 32) & 0xffff], p3 = decode_pair[eight >> 48];
         if (((p0 | p1 | p2 | p3) & ~uint32_t{0xfff}) != 0) return -1;
         uint32_t v0 = (p0 << 12) | p1, v1 = (p2 << 12) | p3;
         out[written] = static_cast<unsigned char>(v0 >> 16);
