@@ -97,31 +97,9 @@ Position location_table_position(std::string_view table, int firstlineno, int of
   return position;
 }
 
+// The line alone is the position's line: one decoder of the table, so the two cannot disagree.
 int location_table_line(std::string_view table, int firstlineno, int offset) {
-  if (offset < 0) return firstlineno;
-  Reader reader(table);
-  int64_t computed_line = firstlineno;
-  int64_t end = 0;
-  while (!reader.done()) {
-    uint8_t first = reader.byte();
-    if ((first & 0x80) == 0) continue;  // not an entry start: resynchronise
-    int code = (first >> 3) & 15;
-    int length = ((first & 7) + 1) * 2;  // code units are 2 bytes
-    bool has_line = true;
-    switch (code) {
-      case 15: has_line = false; break;
-      case 14:
-      case 13: computed_line += reader.signed_varint(); break;
-      case 12:
-      case 11:
-      case 10: computed_line += code - 10; break;
-      default: break;
-    }
-    reader.skip_entry();
-    end += length;
-    if (offset < end) return has_line ? line_or_none(computed_line) : -1;
-  }
-  return -1;
+  return location_table_position(table, firstlineno, offset).line;
 }
 
 }  // namespace pyframes
