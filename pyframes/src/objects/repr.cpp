@@ -120,6 +120,18 @@ bool is_ancestor(const Budget& budget, uint64_t object) {
   return std::find(budget.ancestors->begin(), budget.ancestors->end(), object) != budget.ancestors->end();
 }
 
+// The length `out` may reach with item `shown` (of `total`) added: the suffix's room stays free,
+// but the last item needs only the closing bracket's.
+size_t item_limit(const Budget& budget, size_t reserve, size_t shown, int64_t total) {
+  bool last = static_cast<int64_t>(shown) + 1 == total;
+  return budget.room > reserve ? budget.room - (last ? 2 : reserve) : 0;
+}
+
+// What follows the items shown: ", ... (N items)" when some did not fit.
+void close_items(std::string& out, size_t shown, int64_t total) {
+  if (static_cast<int64_t>(shown) < total) out += (shown > 0 ? ", " : "") + count_note(total);
+}
+
 // At most this many items are read: each takes at least 3 bytes ("1, ").
 size_t items_to_read(size_t room) { return std::max<size_t>(1, room / 3 + 1); }
 
@@ -136,8 +148,7 @@ std::string sequence_repr(const ObjectReader& reader, uint64_t object, bool tupl
   const size_t reserve = suffix_room(total);
   for (; shown < items->size(); ++shown) {
     size_t used = out.size() + (shown > 0 ? 2 : 0);
-    bool last = static_cast<int64_t>(shown) + 1 == total;
-    size_t limit = budget.room > reserve ? budget.room - (last ? 2 : reserve) : 0;
+    size_t limit = item_limit(budget, reserve, shown, total);
     if (used >= limit) break;
     std::string item = repr_at(reader, (*items)[shown], Budget{limit - used, budget.ancestors});
     if (used + item.size() > limit) break;
@@ -145,7 +156,7 @@ std::string sequence_repr(const ObjectReader& reader, uint64_t object, bool tupl
     out += item;
   }
   budget.ancestors->pop_back();
-  if (static_cast<int64_t>(shown) < total) out += (shown > 0 ? ", " : "") + count_note(total);
+  close_items(out, shown, total);
   if (tuple && total == 1 && shown == 1) out += ',';
   out += close;
   return out;
@@ -164,8 +175,7 @@ std::string dict_repr(const ObjectReader& reader, uint64_t object, Budget budget
   const size_t reserve = suffix_room(total);
   for (; shown < entries->size(); ++shown) {
     size_t used = out.size() + (shown > 0 ? 2 : 0);
-    bool last = static_cast<int64_t>(shown) + 1 == total;
-    size_t limit = budget.room > reserve ? budget.room - (last ? 2 : reserve) : 0;
+    size_t limit = item_limit(budget, reserve, shown, total);
     if (used + 2 >= limit) break;
     std::string key = repr_at(reader, (*entries)[shown].key, Budget{limit - used - 2, budget.ancestors});
     if (used + key.size() + 2 >= limit) break;
@@ -176,7 +186,7 @@ std::string dict_repr(const ObjectReader& reader, uint64_t object, Budget budget
     out += key + ": " + value;
   }
   budget.ancestors->pop_back();
-  if (static_cast<int64_t>(shown) < total) out += (shown > 0 ? ", " : "") + count_note(total);
+  close_items(out, shown, total);
   out += '}';
   return out;
 }
