@@ -18,6 +18,17 @@ void write_ranks(JsonWriter& j, const char* name, const std::vector<int>& ranks)
   j.end_array();
 }
 
+// Groups of ranks by what they saw: [{"<value_key>": value, "ranks": [...]}, ...].
+void write_value_groups(JsonWriter& j, const char* name, const char* value_key, const std::vector<ValueGroup>& groups) {
+  j.key(name).begin_array();
+  for (const auto& g : groups) {
+    j.begin_object().field(value_key, g.value);
+    write_ranks(j, "ranks", g.ranks);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void write_site(JsonWriter& j, const char* name, const std::optional<Site>& site) {
   j.key(name);
   if (!site) {
@@ -81,13 +92,7 @@ void write_abort(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   write_ranks(j, "issued", x.issued);
   write_ranks(j, "not_reached", x.not_reached);
   j.field("pending_ns", x.pending_ns).field("hang", kind_name(x.hang));
-  j.key("async_errors").begin_array();
-  for (const auto& e : x.async_errors) {
-    j.begin_object().field("error", e.value);
-    write_ranks(j, "ranks", e.ranks);
-    j.end_object();
-  }
-  j.end_array();
+  write_value_groups(j, "async_errors", "error", x.async_errors);
   j.end_object();
 }
 
@@ -101,13 +106,7 @@ void write_finding(JsonWriter& j, const Diagnosis& d, const Finding& f) {
   j.field("never_issued", f.never_issued).field("root_cause", f.root_cause).field("blocked_by", f.blocked_by);
   j.field("shown", f.shown);
   j.field("attribute", f.attribute);
-  j.key("values").begin_array();
-  for (const auto& v : f.values) {
-    j.begin_object().field("value", v.value);
-    write_ranks(j, "ranks", v.ranks);
-    j.end_object();
-  }
-  j.end_array();
+  write_value_groups(j, "values", "value", f.values);
   j.field("reason", f.reason);
   if (f.others_ran != 0) j.field("others_ran", f.others_ran);
   if (f.attribute == "steps") j.field("fewer", f.fewer);
