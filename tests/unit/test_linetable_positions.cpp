@@ -84,3 +84,16 @@ TEST_CASE("location tables give the column ranges code.co_positions() gives") {
     CHECK(compared > 100);
   }
 }
+
+TEST_CASE("location table: long-form columns up to int's range, none past it (fuzz_linetable finding 2)") {
+  // Code 14 (long form), line delta 0, end-line delta 0, then the column and end column, each
+  // stored + 1 as a varint of up to six 6-bit groups. 2^31 stored is column INT_MAX (it was cast
+  // to int first and then decremented: undefined); 2^31 + 1 stored is past int's range.
+  const std::string table("\xf0\x00\x00\x40\x40\x40\x40\x40\x02\x41\x40\x40\x40\x40\x02", 16);
+  Position got = location_table_position(table, 7, 0);
+  CHECK(got.line == 7);
+  CHECK(got.end_line == 7);
+  CHECK(got.column == INT_MAX);
+  CHECK(got.end_column == -1);
+  CHECK(location_table_line(table, 7, 0) == 7);
+}

@@ -42,6 +42,12 @@ class Reader {
   size_t at_ = 0;
 };
 
+// A long-form column is stored + 1 (0 = none); a varint can hold more than an int, and a
+// column past int's range is "none" like a line past it (fuzz_linetable finding 2).
+int stored_column(unsigned stored) {
+  return stored == 0 || stored - 1 > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(stored - 1);
+}
+
 }  // namespace
 
 Position location_table_position(std::string_view table, int firstlineno, int offset) {
@@ -66,8 +72,8 @@ Position location_table_position(std::string_view table, int firstlineno, int of
         computed_line += reader.signed_varint();
         here.line = line_or_none(computed_line);
         here.end_line = line_or_none(computed_line + reader.varint());
-        here.column = static_cast<int>(reader.varint()) - 1;
-        here.end_column = static_cast<int>(reader.varint()) - 1;
+        here.column = stored_column(reader.varint());
+        here.end_column = stored_column(reader.varint());
         break;
       }
       case 13:
