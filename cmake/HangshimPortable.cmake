@@ -82,7 +82,7 @@ add_custom_target(hangshim_shim_libelf DEPENDS ${HANGSHIM_SHIM_LIBELF_A})
 # What every portable shared library gets: the compat objects for the symbols Debian's static
 # libstdc++ and libgcc ask of a newer glibc (preload/portable/), static libstdc++ and libgcc with
 # their symbols hidden, and the old glibc to link against. Called for libhangshim.so below and
-# for the NCCL stand-in of the release tests (tests/fakenccl: built, never installed).
+# for the NCCL stand-in of the release tests (standin/: built, never installed).
 function(hangshim_portable_shared_library target)
   target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/preload/portable/glibc_compat.cpp
                  ${PROJECT_SOURCE_DIR}/preload/portable/dl_find_object.cpp

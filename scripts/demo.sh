@@ -26,7 +26,7 @@ if [[ -n ${HANGSHIM_DEMO_TOOLS:-} ]]; then
   for tool in "$hangshim" "$pyframes"; do
     [[ -x $tool ]] || { echo "demo.sh: $tool is not an executable (HANGSHIM_DEMO_TOOLS=$HANGSHIM_DEMO_TOOLS)" >&2; exit 2; }
   done
-  [[ -e $build/tests/fakenccl/lib/libnccl.so.2 ]] ||
+  [[ -e $build/standin/lib/libnccl.so.2 ]] ||
     { echo "demo.sh: the NCCL stand-in is not built in $build (run scripts/setup.sh, or set HANGSHIM_BUILD_DIR)" >&2; exit 2; }
 else
   # The demo needs none of the interpreters build-pythons.sh compiles for the tests, nor the
@@ -53,16 +53,16 @@ trap cleanup EXIT
 section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 section "A ${ranks}-rank training job with an uneven data loader (CPU stand-in for NCCL)"
-echo "\$ hangshim run --stall 5 -- launch -n $ranks train (tests/scenarios/ddp_uneven.py)"
+echo "\$ hangshim run --stall 5 -- launch -n $ranks train (tests/system/scenarios/ddp_uneven.py)"
 # launch.py plays torchrun: RANK/WORLD_SIZE/LOCAL_RANK per rank, output prefixed "[rank N]".
 # It never gives up on its own here (--hang-after 3600): the demo stops the job at the end.
 # ncclpy.py is the stand-in's torch.distributed: library code, as /torch/ is by default, so the
 # call-site recorded for each collective is the training script's line.
 export HANGSHIM_LIBRARY_PATHS=/torch/:/deepspeed/:/site-packages/:/dist-packages/:/ncclpy.py:/scenario_lib.py
-LD_LIBRARY_PATH=$build/tests/fakenccl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+LD_LIBRARY_PATH=$build/standin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   "$hangshim" run --dir "$ledgers" --stall 5 -- \
-  "$python" "$top/tests/scenarios/launch.py" -n "$ranks" --timeout 300 --hang-after 3600 \
-  --workdir "$work/job" --quiet -- "$python" "$top/tests/scenarios/ddp_uneven.py" &
+  "$python" "$top/tests/system/scenarios/launch.py" -n "$ranks" --timeout 300 --hang-after 3600 \
+  --workdir "$work/job" --quiet -- "$python" "$top/tests/system/scenarios/ddp_uneven.py" &
 launcher_pid=$!
 
 section "hangshim watch: ranks' positions, then the verdict when progress stops"

@@ -12,7 +12,7 @@
 # (build and corpus directory, default build-fuzz), HANGSHIM_FUZZ_TIME (seconds per target,
 # default 60), HANGSHIM_FUZZ_SEED. Findings are left in $HANGSHIM_FUZZ_DIR/artifacts/TARGET/:
 # fix them and commit each input under tests/fuzz/corpus/TARGET/ (ctest replays them as
-# unit/fuzz_replay/*). The executions of each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
+# fuzz/replay/*). The executions of each run are appended to $HANGSHIM_FUZZ_DIR/fuzz-log.tsv.
 # shellcheck disable=SC2317  # functions run through a trap look unreachable to shellcheck
 set -euo pipefail
 if [[ ${1:-} == --help || ${1:-} == -h ]]; then
@@ -139,7 +139,7 @@ make_seeds() {
   if [[ -d $top/tests/fuzz/corpus/$t ]]; then cp "$top/tests/fuzz/corpus/$t"/* "$dir"/ 2>/dev/null || true; fi
   case $t in
     linetable)
-      python3 "$top/tests/fuzz/seeds/make_linetable_seeds.py" "$top/tests/unit/fixtures/linetables" "$dir" ;;
+      python3 "$top/tests/fuzz/seeds/make_linetable_seeds.py" "$top/tests/pyframes/unit/fixtures/linetables" "$dir" ;;
     elf)
       local cc=${CC:-cc}
       "$cc" -O1 -shared -fPIC -o "$dir/libpython-seed.so" "$top/tests/fuzz/seeds/seed_elf.c"
@@ -147,7 +147,7 @@ make_seeds() {
       cp "$dir/libpython-seed.so" "$dir/libpython-seed-stripped.so"
       strip "$dir/libpython-seed-stripped.so"
       # A function GCC splits into hot and cold parts, stripped: the split-part search's input.
-      "$cc" -O2 -rdynamic -o "$dir/split-seed" "$top/tests/unit/fixtures/split_function.c"
+      "$cc" -O2 -rdynamic -o "$dir/split-seed" "$top/tests/pyframes/unit/fixtures/split_function.c"
       strip --strip-all "$dir/split-seed" ;;
     ledger)
       "$bin/make_ledger_seeds" "$dir" ;;

@@ -23,7 +23,7 @@ a rank stuck in a call that does not return is ended by this script's own watchd
 seconds after that (with NCCL, PyTorch's own watchdog may end it first, with its own message).
 Exit status: 0 OK; 1 FAIL; 2 usage (no PyTorch, not under a launcher).
 
-Tested for real with --backend gloo: tests/torch runs it under Debian's torchrun (PyTorch 1.13,
+Tested for real with --backend gloo: tests/system/torch runs it under Debian's torchrun (PyTorch 1.13,
 2 ranks) when python3-torch is installed; its failure paths (a rank that never arrives, a
 corrupted sum) run against a small fake `torch` package (tests/scripts/fake_torch: gloo-like
 collectives over a shared directory). The calls it makes are plain torch.distributed API

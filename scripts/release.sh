@@ -8,7 +8,7 @@
 # next run and by the release tests); the shim links against Ubuntu 20.04's glibc, a root that
 # scripts/make-roots.sh makes once per machine. Before packaging, every artifact is checked:
 # the CLIs static, the shim needing only glibc's own libraries and no symbol version past 2.17.
-# The same build makes the NCCL stand-in the same portable way (build-release/tests/fakenccl/lib,
+# The same build makes the NCCL stand-in the same portable way (build-release/standin/lib,
 # for the release tests in the distribution roots; never packaged).
 # HANGSHIM_RELEASE_BUILD_DIR (default build-release), HANGSHIM_RELEASE_JOBS (default 2).
 set -euo pipefail

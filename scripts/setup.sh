@@ -16,13 +16,13 @@ build_packages=(build-essential cmake pkg-config libelf-dev libdw-dev libunwind-
                 doctest-dev python3)
 test_packages=(gdb gdbserver procps shellcheck
                clang libclang-rt-14-dev llvm strace  # fuzzers and sanitizer runs (scripts/fuzz.sh, test.sh), fault tests
-               python3-torch  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/torch)
-               slurm-wlm munge pdsh openssh-server openssh-client  # tests/cluster: the collectors against a real SLURM, pdsh and sshd
+               python3-torch  # Debian's PyTorch 1.13 (CPU) for /usr/bin/python3.11: gloo and torchrun (tests/system/torch)
+               slurm-wlm munge pdsh openssh-server openssh-client  # tests/system/cluster: the collectors against a real SLURM, pdsh and sshd
                patchelf  # scripts/newer-pythons.sh: Debian unstable's CPython 3.14 and 3.15 for the tests
                curl xz-utils libffi-dev libbz2-dev liblzma-dev libexpat1-dev  # scripts/build-pythons.sh: CPython from source
-               chromium  # tests/report/run_html_case.py: the HTML report in a real (headless) browser
-               python3-build python3-wheel python3-venv  # tests/install/run_wheel_test.py: the pip package
-               debootstrap)  # scripts/make-roots.sh: the distribution roots of the release and tests/release
+               chromium  # tests/preload/report/run_html_case.py: the HTML report in a real (headless) browser
+               python3-build python3-wheel python3-venv  # tests/system/install/run_wheel_test.py: the pip package
+               debootstrap)  # scripts/make-roots.sh: the distribution roots of the release and tests/system/release
 
 # Installs the packages of its arguments that are missing.
 install_missing() {
@@ -77,7 +77,7 @@ cmake --build "$build" -j"$(nproc)" || { wait "$components" || true; exit 1; }
 wait "$components"
 cmake -S "$top" -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)"
-# The release (build-release/, dist/) for tests/release: with the default build only, not the
+# The release (build-release/, dist/) for tests/system/release: with the default build only, not the
 # sanitizer builds. HANGSHIM_RELEASE=0 leaves it out (scripts/test.sh builds it in the background
 # instead); a failure costs those tests only.
 if [[ ${HANGSHIM_RELEASE:-1} != 0 && $build == "$top/build" ]]; then

@@ -6,9 +6,10 @@ BUILD_DIR must be configured. A target is needed when a selected test's command 
 (its environment) name its artifact or the directory holding it (the NCCL stand-in is named by
 its directory); the tests are read from the CTestTestfile.cmake files CMake writes. Tests that doctest discovers after a build appear before it as one placeholder,
 TARGET_NOT_BUILT-HASH, in their folder's test list; by the project's naming rule (a test's name
-starts with its folder, "unit/..."), the placeholder's target is needed when REGEX names that
-folder. Exit status 1 when no selected test needs any target (a wrong regex, or a tree without
-tests), 2 on wrong arguments."""
+starts with its folder under tests/, "pyframes/unit/...", "preload/unit/...", or for the NCCL
+stand-in's own tests "standin/..."), the placeholder's target is needed when REGEX names that
+folder (holds "pyframes/unit/") or matches it followed by "/". Exit status 1 when no selected
+test needs any target (a wrong regex, or a tree without tests), 2 on wrong arguments."""
 
 import glob
 import json
@@ -91,6 +92,18 @@ def selected_tests(build, regex):
     return words, sorted(set(placeholders))
 
 
+def test_folder(build_folder):
+    """The name prefix of the tests a doctest binary in BUILD_FOLDER (relative to the build) holds:
+    its folder under tests/ (tests/pyframes/unit -> pyframes/unit), or standin for the stand-in's
+    own tests (standin/tests)."""
+    folder = build_folder.replace(os.sep, "/")
+    if folder.startswith("tests/"):
+        folder = folder[len("tests/"):]
+    if folder.endswith("/tests"):
+        folder = folder[:-len("/tests")]
+    return folder
+
+
 def paths_in(words):
     return {os.path.normpath(w) for word in words for w in re.split(r"[\s=;:,]+", word) if w.startswith("/")}
 
@@ -111,10 +124,11 @@ def main():
         for path in paths:
             if path in named or os.path.dirname(path) in named:
                 needed.add(target)
+    pattern = re.compile(regex)
     for target in placeholders:
-        folder = next((os.path.basename(os.path.dirname(os.path.relpath(p, build)))
+        folder = next((test_folder(os.path.dirname(os.path.relpath(p, build)))
                        for p in artifacts.get(target, [])), None)
-        if folder and folder + "/" in regex:
+        if folder and (folder + "/" in regex or pattern.search(folder + "/")):
             needed.add(target)
     if not needed:
         sys.stderr.write("test-targets: no test matching %r in %s runs a target of this build\n" % (regex, build))

@@ -2,7 +2,7 @@
 # Sets up (dependencies, build with warnings as errors) and runs every test with ctest, then the
 # portable release in its distribution roots and the reliability stages: ASan+UBSan,
 # ThreadSanitizer and the fuzzers (docs/dev/testing.md).
-#   scripts/test.sh [--full] [ctest args]   extra arguments go to the main ctest run, e.g. -R unit
+#   scripts/test.sh [--full] [ctest args]   extra arguments go to the main ctest run, e.g. -R preload/unit
 # --full: the longer run: every interpreter x case matrix whole and every program of /usr/bin in
 # the shim's sweep (CI runs one interpreter per frame model for the matrices, and a sample).
 # Stages (HANGSHIM_CI_STAGES, comma-separated; default all five, or only "tests" when ctest
@@ -137,7 +137,7 @@ stage_tests() {
 }
 
 # The portable release (scripts/release.sh: build-release/, dist/) in the distribution roots
-# setup.sh made: tests/release, label release.
+# setup.sh made: tests/system/release, label release.
 build_release() {
   HANGSHIM_RELEASE_JOBS=$jobs "$top/scripts/release.sh"
 }
@@ -150,9 +150,10 @@ stage_release() {
   run_ctest release --output-on-failure -j"$ctest_jobs" --timeout 900 -L release
 }
 
-# ASan+UBSan: the unit tests and the integration tests (pyframes CLI and core files) on the
-# interpreters above, plus the fault-injection tests.
-asan_tests='^(unit/|pyframes/|core/|faults/)'
+# ASan+UBSan: the unit tests, the fuzz findings' replay and pyframes' CLI on live processes and
+# core files on the interpreters above, plus the fault-injection tests. Of pyframes/core, the core
+# cases (pyframes/core/LABEL/CASE and bad_inputs), not the benchmark's smoke run.
+asan_tests='^(pyframes/unit/|preload/unit/|fuzz/replay/|pyframes/live/|pyframes/core/(bad_inputs$|[^/]+/)|system/faults/)'
 build_asan() {
   sanitizer_build "$top/build-asan" "$asan_tests" "-DHANGSHIM_SANITIZE=address;undefined" "-DHANGSHIM_TEST_PYTHONS=$(sanitizer_pythons)"
 }
@@ -169,7 +170,7 @@ stage_asan() {
 # ThreadSanitizer: the shim's concurrency — the ledger under concurrent writers and readers,
 # the recorder's threads, and the shim preloaded into the multi-threaded C++ drivers (a revoke
 # from another thread, nonblocking calls settled by polls).
-tsan_tests='^(unit/(ledger|recorder|shim|callsite).*|shim/(threads|fork|async|stall|signals|killed|results|comm_state/.*))$'
+tsan_tests='^(preload/unit/(ledger|recorder|shim|callsite).*|preload/shim/(threads|fork|async|stall|signals|killed|results|comm_state/.*))$'
 build_tsan() {
   sanitizer_build "$top/build-tsan" "$tsan_tests" -DHANGSHIM_SANITIZE=thread "-DHANGSHIM_TEST_PYTHONS=$(sanitizer_pythons | cut -d';' -f1)"
 }

@@ -73,14 +73,14 @@ def percentile(values, fraction):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pyframes", required=True, help="the pyframes CLI (or tests/core/core_probe)")
+    parser.add_argument("--pyframes", required=True, help="the pyframes CLI (or tests/pyframes/core/core_probe)")
     parser.add_argument("--python", default="/usr/bin/python3.11")
     parser.add_argument("--size-mb", type=int, default=80)
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     size_mb = 12 if args.smoke else args.size_mb
     runs, gdb_runs = (3, 1) if args.smoke else (30, 3)
-    probe = os.path.basename(args.pyframes) == "core_probe"  # the library-level driver of tests/core
+    probe = os.path.basename(args.pyframes) == "core_probe"  # the library-level driver of tests/pyframes/core
 
     workdir = tempfile.mkdtemp(prefix="pyframes-core-bench-")
     try:

@@ -35,7 +35,7 @@ while (($#)); do
   shift
 done
 hangshim=$build/preload/hangshim
-fixture=$build/tests/report/report_fixture
+fixture=$build/tests/preload/report/report_fixture
 for tool in "$hangshim" "$fixture"; do
   [[ -x $tool ]] || { echo "report_bench: $tool is not built (cmake --build $build)" >&2; exit 2; }
 done

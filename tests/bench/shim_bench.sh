@@ -19,9 +19,9 @@ while (($#)); do
   shift
 done
 shim=$build/preload/libhangshim.so
-overhead=$build/tests/shim/shim_overhead
-probe=$build/tests/shim/libshim_capture_probe.so
-fake=$build/tests/fakenccl/lib
+overhead=$build/tests/preload/shim/shim_overhead
+probe=$build/tests/preload/shim/libshim_capture_probe.so
+fake=$build/standin/lib
 for f in "$shim" "$overhead" "$probe" "$fake/libnccl.so.2"; do
   [[ -e $f ]] || { echo "shim_bench: $f is not built (run scripts/setup.sh first)" >&2; exit 2; }
 done

@@ -1,4 +1,4 @@
-// Time to verdict: the stall model over the time-scaled jobs of tests/unit/stall_simulation.h,
+// Time to verdict: the stall model over the time-scaled jobs of tests/preload/unit/stall_simulation.h,
 // each replayed with 20 seeds, beside fixed timeouts (300 s, the earlier default; 10 s, what the
 // detection target would need without learning). Prints a Markdown table for docs/benchmarks.md: the
 // detection time of the hang (median and worst over the seeds) and the false alarms (healthy

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scores `hangshim report` on the whole verdict corpus (tests/scenarios/corpus: jobs in the styles
+# Scores `hangshim report` on the whole verdict corpus (tests/system/scenarios/corpus: jobs in the styles
 # of plain torch.distributed, Lightning, accelerate, DeepSpeed, Megatron, vLLM and the Hugging Face
 # Trainer, each writing its own truth) and prints the per-job table and the totals that
 # docs/verdict-corpus.md keeps: four facts per job (culprits, the loop line and the iteration in
@@ -25,14 +25,14 @@ while (($#)); do
 done
 hangshim=$build/preload/hangshim
 shim=$build/preload/libhangshim.so
-fakenccl=$build/tests/fakenccl/lib
+fakenccl=$build/standin/lib
 for tool in "$hangshim" "$shim" "$fakenccl/libnccl.so.2"; do
   [[ -e $tool ]] || { echo "verdict_corpus: $tool is not built (cmake --build $build)" >&2; exit 2; }
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-python3 "$top/tests/scenarios/corpus/run_corpus.py" --hangshim "$hangshim" --shim "$shim" --fakenccl "$fakenccl" \
+python3 "$top/tests/system/scenarios/corpus/run_corpus.py" --hangshim "$hangshim" --shim "$shim" --fakenccl "$fakenccl" \
   --python "$python" --parallel "$parallel" --json "$work/corpus.json" --markdown "$work/corpus.md" || status=$?
 echo
 cat "$work/corpus.md"

@@ -1,7 +1,7 @@
 """Self-recording test programs: they write their ground truth (truth.json: pid, threads and
 the lines they block on) once they are where they say, then their blocking threads sleep there.
-Shared by the pyframes integration tests (tests/integration) and the core-file tests
-(tests/core), which both start such programs, must not read them a moment too early, and must
+Shared by the pyframes integration tests (tests/pyframes/live) and the core-file tests
+(tests/pyframes/core), which both start such programs, must not read them a moment too early, and must
 kill every one of them, even when ctest kills the driver on a timeout.
 """
 import ctypes

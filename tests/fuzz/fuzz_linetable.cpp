@@ -1,7 +1,7 @@
 // The three line-table decoders (lnotab, the 3.10 linetable, the 3.11+ location table) on
 // hostile tables, first lines and offsets. Input: format selector (1 byte), firstlineno (4),
 // offset (4), then the table. Seeds are real tables from every interpreter
-// (tests/unit/fixtures/linetables, written out by make_seeds.py).
+// (tests/pyframes/unit/fixtures/linetables, written out by make_seeds.py).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

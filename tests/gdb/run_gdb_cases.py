@@ -1,6 +1,6 @@
 """gdb extension tests that do not depend on the interpreter version:
 
-  ledger   `pyframes ledger` on a live rank of a hung job run with libhangshim.so (tests/scenarios,
+  ledger   `pyframes ledger` on a live rank of a hung job run with libhangshim.so (tests/system/scenarios,
            the NCCL stand-in), on a gcore'd core holding the ledger's pages (coredump_filter bit 3)
            and on one without them (the file on disk is read instead, with a note; gone: an error);
            compared with `hangshim ledger` on the file at the same moment
@@ -19,8 +19,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-sys.path.insert(0, os.path.join(HERE, "..", "core"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "live"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "core"))
 
 from core_targets import Skip, gcore  # noqa: E402
 from exec_wait import wait_exec_asleep  # noqa: E402  (tests/common: on the path since core_targets)
@@ -29,8 +29,8 @@ from itest_targets import Targets, TargetError  # noqa: E402
 import gdb_session as gs  # noqa: E402
 import stack_checks as sc  # noqa: E402
 
-PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "integration", "programs"))
-SCENARIOS = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
+PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "pyframes", "live", "programs"))
+SCENARIOS = os.path.normpath(os.path.join(HERE, "..", "system", "scenarios"))
 SOURCE_DIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 SOURCE_LOADER = os.path.join(SOURCE_DIR, "gdb", "pyframes-gdb.py")
 

@@ -1,6 +1,6 @@
 """gdb extension: what pyframes reads beyond frames, as the extension shows it, on a live process
 (gdb -p), against what the programs record about themselves:
-  positions  `pyframes bt` on tests/integration/programs/case_positions.py: from 3.11 carets
+  positions  `pyframes bt` on tests/pyframes/live/programs/case_positions.py: from 3.11 carets
              under the source line where the instruction's column range (code.co_positions())
              is part of the line, none elsewhere
   values     `pyframes frame N` + `pyframes locals` on case_values.py: each local's repr as
@@ -15,15 +15,15 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-sys.path.insert(0, os.path.join(HERE, "..", "core"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "live"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "core"))
 
 from itest_targets import Targets, TargetError  # noqa: E402
 from features_itest import expected_carets  # noqa: E402
 
 import gdb_session as gs  # noqa: E402
 
-PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "integration", "programs"))
+PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "pyframes", "live", "programs"))
 
 
 def check_positions(args, targets, workdir):

@@ -7,7 +7,7 @@ interpreter, compared with what the programs recorded about themselves.
 remote: the live process through gdbserver (`target remote | gdbserver - --attach PID`), which
 the extension reads through a core gdb writes of it.
 
-Programs: tests/integration/programs/case_threads.py (named threads), case_methods.py
+Programs: tests/pyframes/live/programs/case_threads.py (named threads), case_methods.py
 (qualified names) and tests/gdb/programs/case_gdb_locals.py (locals, navigation, a thread with
 no Python state). Every target is killed, every core deleted."""
 import argparse
@@ -18,8 +18,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-sys.path.insert(0, os.path.join(HERE, "..", "core"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "live"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "core"))
 
 from core_targets import Skip  # noqa: E402
 from itest_targets import Targets, TargetError  # noqa: E402
@@ -27,7 +27,7 @@ from itest_targets import Targets, TargetError  # noqa: E402
 import gdb_session as gs  # noqa: E402
 import stack_checks as sc  # noqa: E402
 
-INTEGRATION_PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "integration", "programs"))
+INTEGRATION_PROGRAMS = os.path.normpath(os.path.join(HERE, "..", "pyframes", "live", "programs"))
 GDB_PROGRAMS = os.path.join(HERE, "programs")
 PROGRAMS = [os.path.join(INTEGRATION_PROGRAMS, "case_threads.py"), os.path.join(INTEGRATION_PROGRAMS, "case_methods.py"),
             os.path.join(GDB_PROGRAMS, "case_gdb_locals.py")]

@@ -30,8 +30,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-sys.path.insert(0, os.path.join(HERE, "..", "core"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "live"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "core"))
 
 import gdb_session as gs  # noqa: E402
 

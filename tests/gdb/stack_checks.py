@@ -1,11 +1,11 @@
 """Checks of the extension's stack commands against the ground truth the target programs
-recorded about themselves (tests/integration/programs/stackrecord.py): frames, thread coverage,
+recorded about themselves (tests/pyframes/live/programs/stackrecord.py): frames, thread coverage,
 --native merging, list, up/down/frame, locals and print."""
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pyframes", "live"))
 
 from itest_checks import expected_name, source_line  # noqa: E402
 

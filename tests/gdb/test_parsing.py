@@ -8,10 +8,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "gdb"))
-sys.path.insert(0, os.path.join(HERE, "..", "native"))
+sys.path.insert(0, os.path.join(HERE, "..", "pyframes", "native"))
 
 from hangshim_gdb import frames_text, libpython_text, native_merge, parsing  # noqa: E402
-import native_checks  # noqa: E402  (tests/native: binutils' view of the interpreter)
+import native_checks  # noqa: E402  (tests/pyframes/native: binutils' view of the interpreter)
 
 STRIPPED_PYTHON = "/usr/bin/python3.11"
 
@@ -255,7 +255,7 @@ class NativeMerge(unittest.TestCase):
     def test_frames_gdb_cannot_name_are_named_through_the_mappings(self):
         """gdb shows "??" for the evaluation loop's split-off part in a stripped interpreter; with
         the target's mappings pyframes names it, and merges there. Where that part is comes from
-        binutils (tests/native/native_checks.py), the mappings from a running interpreter."""
+        binutils (tests/pyframes/native/native_checks.py), the mappings from a running interpreter."""
         parts = native_checks.eval_loop_split_parts(STRIPPED_PYTHON)
         if not parts:
             self.skipTest("%s has no split-off part of the evaluation loop" % STRIPPED_PYTHON)

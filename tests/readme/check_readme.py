@@ -3,7 +3,7 @@
   * every command line in a code block that runs pyframes, hangshim (any subcommand) or a script
     under scripts/ names a program that exists, and every long option it uses is one that
     program's --help lists (options after a bare `--` belong to the command being run and are
-    left alone; tests/gpu/run.sh counts as one of the scripts);
+    left alone; tests/system/gpu/run.sh counts as one of the scripts);
   * every long option a program's --help lists appears in the documents (the option tables), so
     nothing the tools accept goes undocumented;
   * every HANGSHIM_* environment variable the sources read (a string literal in C++/Python, a
@@ -19,8 +19,8 @@
     measurement, and none says "checked by hand" or "clean clone of" (those belong in commit
     messages).
 
-The commands themselves run in the feature tests (tests/demo runs the README's demo command as
-written; tests/report, tests/integration, tests/core, tests/gdb run the others on real jobs).
+The commands themselves run in the feature tests (tests/system/demo runs the README's demo command as
+written; tests/preload/report, tests/pyframes/live, tests/pyframes/core, tests/gdb run the others on real jobs).
 
     check_readme.py --source DIR --pyframes EXE --hangshim EXE
 """
@@ -110,7 +110,7 @@ def supported_range(pyframes):
     return m.group(1), m.group(2)
 
 
-ENV_SOURCES = ["preload", "pyframes", "gdb", "scripts", "tests/scenarios", "tests/fakenccl", "tests/gpu"]
+ENV_SOURCES = ["preload", "pyframes", "gdb", "scripts", "tests/system/scenarios", "standin", "tests/system/gpu"]
 
 
 def environment_variables(source):
@@ -159,7 +159,7 @@ def check_commands(texts, helps, programs, subcommands, problems):
                 name, rest = "hangshim " + words[1], words[2:]
             elif base == "pyframes":
                 name, rest = "pyframes", words[1:]
-            elif word.startswith("scripts/") or word == "tests/gpu/run.sh":
+            elif word.startswith("scripts/") or word == "tests/system/gpu/run.sh":
                 name, rest = word, words[1:]
                 if name not in programs:
                     problems.append("%s:%d: %s does not exist or is not executable" % (doc, number, word))
@@ -237,7 +237,7 @@ def main():
         path = os.path.join(scripts_dir, name)
         if os.path.isfile(path) and os.access(path, os.X_OK) and not name.startswith("gen_"):
             programs["scripts/" + name] = [path]
-    programs["tests/gpu/run.sh"] = [os.path.join(args.source, "tests", "gpu", "run.sh")]
+    programs["tests/system/gpu/run.sh"] = [os.path.join(args.source, "tests", "system", "gpu", "run.sh")]
     helps = {}
     problems = []
     for name, argv in programs.items():

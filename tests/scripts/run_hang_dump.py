@@ -1,4 +1,4 @@
-"""scripts/hang-dump against a real hung job: a hang scenario (tests/scenarios) runs under
+"""scripts/hang-dump against a real hung job: a hang scenario (tests/system/scenarios) runs under
 launch.py (the torchrun stand-in) with libhangshim.so preloaded over the NCCL stand-in; once
 `hangshim report` sees the hang, hang-dump is pointed at the still running launcher, by PID
 and by --pgrep, with --out. Its output must name the scenario's truth (the JSON the scenario
@@ -31,10 +31,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCENARIOS = os.path.join(os.path.dirname(HERE), "scenarios")
+SCENARIOS = os.path.join(os.path.dirname(HERE), "system", "scenarios")
 
 # The report tests' helpers: the scenarios' library paths and rank lists as the report writes them.
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "report"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "preload", "report"))
 from report_test_lib import LIBRARY_PATHS, Failure, expect, rank_text  # noqa: E402
 
 
@@ -205,7 +205,7 @@ def check_saved(job, out, truth):
     with open(os.path.join(out, "report.txt")) as f:
         first = f.readline()
     expect(first.startswith("HANG:"), "report.txt does not start with the verdict: %s" % first)
-    # The page holds the same verdict (tests/report/run_html_case.py checks it in a browser).
+    # The page holds the same verdict (tests/preload/report/run_html_case.py checks it in a browser).
     with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
         page = f.read()
     verdict = re.search(r'<div id="verdict"[^>]*>(.*?)</div>', page, re.S)

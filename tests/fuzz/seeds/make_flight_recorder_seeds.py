@@ -1,7 +1,7 @@
 """Seed dumps for fuzz_flight_recorder (scripts/fuzz.sh makes them):
 
   * dumps built with Python's pickle (protocol 2) to the published schema
-    (tests/report/flight_recorder_lib.py): the tutorial's crash.py at versions 2.3, 2.5 and 2.10,
+    (tests/preload/report/flight_recorder_lib.py): the tutorial's crash.py at versions 2.3, 2.5 and 2.10,
     a sub-group with sends and receives;
   * the same written the way the TorchScript pickler writes a real dump
     (torch/csrc/jit/serialization/pickler.cpp with tag_aggregates off): every string once, then
@@ -16,7 +16,7 @@ import pickle
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "report"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "preload", "report"))
 from flight_recorder_lib import dump, entry, frames  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fuzz_linetable seeds from the real line tables every interpreter produced
-(tests/unit/fixtures/linetables/*.json): format byte, firstlineno, an offset, the table.
+(tests/pyframes/unit/fixtures/linetables/*.json): format byte, firstlineno, an offset, the table.
 
     make_linetable_seeds.py FIXTURE_DIR OUT_DIR
 """

@@ -7,7 +7,7 @@ import faulthandler
 import os
 import sys
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integration",
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pyframes", "live",
                                                  "programs")))
 
 import stackrecord  # noqa: E402

@@ -73,7 +73,7 @@ class Document {
   ValueId root_ = 0;
 };
 
-// A canonical text of a value, the same as tests/unit/fixtures/pickle_oracle.py writes for the
+// A canonical text of a value, the same as tests/preload/unit/fixtures/pickle_oracle.py writes for the
 // object Python's pickle.loads returns: None "N", bools "T"/"F", ints "I<decimal>", floats
 // "D<16 hex digits of the IEEE bits>", strings "S<hex of the UTF-8 bytes>;", lists "L[a,b]",
 // tuples "U(a,b)", dicts "M{k:v,...}" (keys in the order first set, each with its last value, as
