@@ -1,11 +1,15 @@
-// JSON for tests: checks that renderer output is valid JSON (RFC 8259, through the library's
-// strict parser) and gives it back as a tree, so tests compare values instead of strings.
+// JSON for tests: checks that renderer output, a fixture or a target's report is valid JSON
+// (RFC 8259, through the library's strict parser) and gives it back as a tree, so tests compare
+// values instead of strings. Throws std::runtime_error on malformed input: a test failure.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +35,12 @@ struct Value {
   const std::string& str() const { return std::get<3>(data); }
   double number() const { return std::get<2>(data); }
   bool boolean() const { return std::get<1>(data); }
+  // A number that must be an integer (a line, a count): anything else is a bad fixture.
+  int as_int() const {
+    const double value = number();
+    if (value != std::floor(value)) throw std::runtime_error("JSON: not an integer: " + std::to_string(value));
+    return static_cast<int>(value);
+  }
   const Value& operator[](const std::string& key) const { return object().at(key); }
   const Value& operator[](size_t index) const { return array().at(index); }
 };
@@ -66,6 +76,14 @@ inline Value parse(std::string_view text) {
   auto parsed = pyframes::parse_json(text);
   if (!parsed) throw std::runtime_error(parsed.error().message);
   return to_value(*parsed);
+}
+
+inline Value parse_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("JSON: cannot open " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str());
 }
 
 }  // namespace mini_json

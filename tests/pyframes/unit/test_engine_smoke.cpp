@@ -14,7 +14,7 @@
 #include <memory>
 #include <thread>
 
-#include "json_lite.h"
+#include "mini_json.h"
 #include "memory/process_memory.h"
 #include "pyframes/proc_maps.h"
 #include "pyframes/callsite.h"
@@ -38,39 +38,39 @@ const Thread* find_thread(const Process& process, uint64_t ident) {
 }
 
 // Compares one thread's frames with what the thread reported about itself.
-void check_thread(const Thread& thread, const json_lite::Value& expected, bool check_locals) {
-  const auto& frames = expected["frames"].array;
+void check_thread(const Thread& thread, const mini_json::Value& expected, bool check_locals) {
+  const auto& frames = expected["frames"].array();
   CHECK_FALSE(thread.truncated);
   REQUIRE(thread.frames.size() == frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
     const Frame& got = thread.frames[i];
     const auto& want = frames[i];
     CAPTURE(i);
-    CHECK(got.function == want["function"].string);
-    CHECK(got.qualname == want["qualname"].string);
-    CHECK(got.file == want["file"].string);
+    CHECK(got.function == want["function"].str());
+    CHECK(got.qualname == want["qualname"].str());
+    CHECK(got.file == want["file"].str());
     CHECK(got.line == want["line"].as_int());
     if (!check_locals) continue;
     std::map<std::string, std::string> locals;
     for (const auto& local : got.locals) locals[local.name] = local.repr;
-    for (const auto& [name, repr] : want["locals"].object) {
+    for (const auto& [name, repr] : want["locals"].object()) {
       CAPTURE(name);
       REQUIRE(locals.count(name) == 1);
-      CHECK(locals[name] == repr.string);
+      CHECK(locals[name] == repr.str());
     }
   }
 }
 
-void check_against_report(const Process& process, const json_lite::Value& report, bool with_locals) {
-  const auto& version = report["version"].array;
+void check_against_report(const Process& process, const mini_json::Value& report, bool with_locals) {
+  const auto& version = report["version"].array();
   CHECK(process.python_version == fmt::format("{}.{}.{}", version[0].as_int(), version[1].as_int(), version[2].as_int()));
-  for (const auto& expected : report["threads"].array) {
-    CAPTURE(expected["name"].string);
-    const Thread* thread = find_thread(process, static_cast<uint64_t>(expected["ident"].number));
+  for (const auto& expected : report["threads"].array()) {
+    CAPTURE(expected["name"].str());
+    const Thread* thread = find_thread(process, static_cast<uint64_t>(expected["ident"].number()));
     REQUIRE(thread != nullptr);
-    CHECK(thread->native_id == static_cast<int64_t>(expected["native_id"].number));
-    CHECK(thread->name == expected["name"].string);
-    bool spinning = expected["spinning"].boolean;
+    CHECK(thread->native_id == static_cast<int64_t>(expected["native_id"].number()));
+    CHECK(thread->name == expected["name"].str());
+    bool spinning = expected["spinning"].boolean();
     check_thread(*thread, expected, with_locals && !spinning);
   }
 }
@@ -89,7 +89,7 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
     REQUIRE(target.pid() > 0);
     auto line = target.read_line(std::chrono::seconds(60));
     REQUIRE(line.has_value());
-    json_lite::Value report = json_lite::Parser(*line).parse();
+    mini_json::Value report = mini_json::parse(*line);
 
     ReadOptions options;
     options.locals = true;
@@ -98,11 +98,11 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
     check_against_report(*process, report, true);
 
     // The thread spinning in pure Python holds the GIL; nobody else does.
-    for (const auto& expected : report["threads"].array) {
-      const Thread* thread = find_thread(*process, static_cast<uint64_t>(expected["ident"].number));
+    for (const auto& expected : report["threads"].array()) {
+      const Thread* thread = find_thread(*process, static_cast<uint64_t>(expected["ident"].number()));
       REQUIRE(thread != nullptr);
       CAPTURE(thread->name);
-      CHECK(thread->gil == expected["spinning"].boolean);
+      CHECK(thread->gil == expected["spinning"].boolean());
     }
 
     // The shim's path: raw code locations of the innermost frames, resolved one by one.
@@ -116,20 +116,20 @@ TEST_CASE("read_process sees what every interpreter reports about its own thread
       REQUIRE(layout.ok());
       ThreadStateRef refs[64];
       size_t thread_count = list_thread_states(memory, *layout, *located, refs, 64);
-      CHECK(thread_count >= report["threads"].array.size());  // every reporting thread (more may exist)
-      for (const auto& expected : report["threads"].array) {
-        CAPTURE(expected["name"].string);
-        uint64_t tstate = find_thread_state(memory, *layout, *located, static_cast<uint64_t>(expected["ident"].number));
+      CHECK(thread_count >= report["threads"].array().size());  // every reporting thread (more may exist)
+      for (const auto& expected : report["threads"].array()) {
+        CAPTURE(expected["name"].str());
+        uint64_t tstate = find_thread_state(memory, *layout, *located, static_cast<uint64_t>(expected["ident"].number()));
         REQUIRE(tstate != 0);
         CodeLocation locations[4];
         size_t count = collect_code_locations(memory, *layout, tstate, locations, 4);
-        const auto& frames = expected["frames"].array;
+        const auto& frames = expected["frames"].array();
         REQUIRE(count == std::min<size_t>(4, frames.size()));
         for (size_t i = 0; i < count; ++i) {
           auto frame = describe_code_location(memory, *layout, locations[i]);
           REQUIRE(frame.ok());
-          CHECK(frame->qualname == frames[i]["qualname"].string);
-          CHECK(frame->file == frames[i]["file"].string);
+          CHECK(frame->qualname == frames[i]["qualname"].str());
+          CHECK(frame->file == frames[i]["file"].str());
           CHECK(frame->line == frames[i]["line"].as_int());
         }
       }
@@ -182,7 +182,7 @@ TEST_CASE("a stripped libpython is read through .dynsym or the data scan") {
       REQUIRE(target.pid() > 0);
       auto line = target.read_line(std::chrono::seconds(60));
       REQUIRE(line.has_value());
-      json_lite::Value report = json_lite::Parser(*line).parse();
+      mini_json::Value report = mini_json::parse(*line);
       auto modules = read_proc_maps(target.pid());
       REQUIRE(modules.ok());
       auto files = modules->files();
@@ -205,12 +205,12 @@ TEST_CASE("several targets read in parallel threads") {
     return;
   }
   std::vector<std::unique_ptr<PythonProcess>> targets;
-  std::vector<json_lite::Value> reports;
+  std::vector<mini_json::Value> reports;
   for (const auto& python : pythons) {
     targets.push_back(std::make_unique<PythonProcess>(python, std::vector<std::string>{kTarget, "--shallow"}));
     auto line = targets.back()->read_line(std::chrono::seconds(60));
     REQUIRE(line.has_value());
-    reports.push_back(json_lite::Parser(*line).parse());
+    reports.push_back(mini_json::parse(*line));
   }
   std::vector<Result<Process>> results(targets.size(), make_error(ErrorKind::Io, "not read"));
   std::vector<std::thread> readers;

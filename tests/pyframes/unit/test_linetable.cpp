@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "json_lite.h"
+#include "mini_json.h"
 #include "linetable/line_table.h"
 
 using namespace pyframes;
@@ -32,22 +32,22 @@ TEST_CASE("line tables decode like the interpreter that wrote them") {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     ++files;
-    json_lite::Value fixture = json_lite::parse_file(entry.path().string());
-    std::string version = fixture["version"].string;
+    mini_json::Value fixture = mini_json::parse_file(entry.path().string());
+    std::string version = fixture["version"].str();
     LineTableFormat format = format_for(version);
     CAPTURE(entry.path().filename().string());
-    for (const auto& code : fixture["code_objects"].array) {
-      std::string table = unhex(code["table"].string);
+    for (const auto& code : fixture["code_objects"].array()) {
+      std::string table = unhex(code["table"].str());
       int firstlineno = code["firstlineno"].as_int();
-      CAPTURE(code["name"].string);
-      const auto& expected = code["addr2line"].array;
+      CAPTURE(code["name"].str());
+      const auto& expected = code["addr2line"].array();
       for (size_t i = 0; i < expected.size(); ++i) {
         int offset = static_cast<int>(i * 2);
         CAPTURE(offset);
         CHECK(line_for_offset(format, table, firstlineno, offset) == expected[i].as_int());
       }
       // dis.findlinestarts: each start offset begins its line.
-      for (const auto& start : code["starts"].array) {
+      for (const auto& start : code["starts"].array()) {
         int offset = start[0].as_int();
         CAPTURE(offset);
         CHECK(line_for_offset(format, table, firstlineno, offset) == start[1].as_int());

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "json_lite.h"
+#include "mini_json.h"
 #include "linetable/line_table.h"
 #include "run_program.h"
 
@@ -62,17 +62,17 @@ TEST_CASE("location tables give the column ranges code.co_positions() gives") {
     CAPTURE(python);
     std::string out;
     REQUIRE(test_support::run_program({python, "-c", kDumper, sample}, &out) == 0);
-    json_lite::Value codes = json_lite::Parser(out).parse();
+    mini_json::Value codes = mini_json::parse(out);
     size_t compared = 0;
-    for (const auto& code : codes.array) {
-      CAPTURE(code["name"].string);
-      const std::string table = unhex(code["table"].string);
+    for (const auto& code : codes.array()) {
+      CAPTURE(code["name"].str());
+      const std::string table = unhex(code["table"].str());
       const int firstlineno = code["firstlineno"].as_int();
-      const auto& positions = code["positions"].array;
+      const auto& positions = code["positions"].array();
       for (size_t unit = 0; unit < positions.size(); ++unit) {
         CAPTURE(unit);
         Position got = location_table_position(table, firstlineno, static_cast<int>(unit * 2));
-        const auto& want = positions[unit].array;
+        const auto& want = positions[unit].array();
         REQUIRE(want.size() == 4);
         CHECK(got.line == want[0].as_int());
         CHECK(got.end_line == want[1].as_int());
