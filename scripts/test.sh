@@ -42,9 +42,8 @@ wants() { [[ ",${stages[*]}," == *",$1,"* ]] || [[ " ${stages[*]} " == *" $1 "* 
 # pyenv interpreters'.)
 sanitizer_pythons() {
   local all=() picked=() p
-  for p in /root/.pyenv/versions/3.*/bin/python3; do [[ -x $p ]] && all+=("$p"); done
+  mapfile -t all < <("$top/scripts/pyenv-pythons.sh")  # oldest first
   if ((${#all[@]})); then
-    mapfile -t all < <(printf '%s\n' "${all[@]}" | sort -V)
     picked+=("${all[0]}")
     if [[ ! -x /usr/bin/python3.11 ]]; then
       for p in "${all[@]}"; do [[ $p == */3.11.*/* ]] && picked+=("$p"); done
