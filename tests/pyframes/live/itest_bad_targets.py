@@ -13,7 +13,10 @@ from itest_checks import compare_frames, compare_process, parse_document, python
 from itest_targets import untouched_problems
 
 ERROR_LINE = re.compile(r"^pyframes: process (\d+): \S.* \(\S.*\)$")
-PYTHON2_CANDIDATES = ["/root/.pyenv/versions/2.7.18/bin/python2.7", "/usr/bin/python2.7"]
+# pyenv's CPython 2.7 wherever pyenv lives (scripts/pyenv-pythons.sh finds it), else Debian's.
+PYENV_PYTHONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "pyenv-pythons.sh")
+PYTHON2_CANDIDATES = subprocess.run([PYENV_PYTHONS, "2.7.*", "python2.7"], stdout=subprocess.PIPE,
+                                    universal_newlines=True, check=True).stdout.split() + ["/usr/bin/python2.7"]
 MAX_FRAMES = 4096  # ReadOptions::max_frames
 EXIT_KINDS = ("not_found", "process_gone", "not_python", "bad_address", "corrupt", "io")
 

@@ -39,7 +39,7 @@ inline std::vector<std::string> test_pythons() {
   }
   std::error_code ec;
   std::vector<std::filesystem::path> versions;
-  for (const auto& entry : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(HANGSHIM_PYENV_VERSIONS, ec)) {
     if (entry.path().filename().string().rfind("3.", 0) == 0) versions.push_back(entry.path());
   }
   std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) {
@@ -53,7 +53,7 @@ inline std::vector<std::string> test_pythons() {
   return out;
 }
 
-// "3.11.7" for /root/.pyenv/versions/3.11.7/bin/python3 (or its lib/...), empty otherwise.
+// "3.11.7" for PYENV_ROOT/versions/3.11.7/bin/python3 (or its lib/...), empty otherwise.
 inline std::string pyenv_version_of(const std::string& path) {
   const std::string marker = "/versions/";
   size_t at = path.find(marker);

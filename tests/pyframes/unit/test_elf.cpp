@@ -28,7 +28,7 @@ namespace {
 std::vector<std::string> python_binaries() {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& version : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
+  for (const auto& version : std::filesystem::directory_iterator(HANGSHIM_PYENV_VERSIONS, ec)) {
     if (version.path().filename().string().rfind("3.", 0) != 0) continue;
     for (const auto& file : std::filesystem::directory_iterator(version.path() / "lib", ec)) {
       std::string name = file.path().filename().string();
@@ -80,8 +80,8 @@ TEST_CASE("ELF symbols match nm on every interpreter binary") {
 }
 
 TEST_CASE("load bias: symbol addresses equal dlsym after dlopen") {
-  const char* candidates[] = {"/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0",
-                              "/root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0"};
+  const char* candidates[] = {HANGSHIM_PYENV_VERSIONS "/3.12.1/lib/libpython3.12.so.1.0",
+                              HANGSHIM_PYENV_VERSIONS "/3.9.18/lib/libpython3.9.so.1.0"};
   int tested = 0;
   for (const char* path : candidates) {
     if (!std::filesystem::exists(path)) continue;

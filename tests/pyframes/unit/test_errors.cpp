@@ -46,7 +46,7 @@ TEST_CASE("a process that is not Python is named in the error") {
 }
 
 TEST_CASE("Python 2 is refused with its version") {
-  const char* python2 = "/root/.pyenv/versions/2.7.18/bin/python2.7";
+  const char* python2 = HANGSHIM_PYENV_VERSIONS "/2.7.18/bin/python2.7";
   if (!std::filesystem::exists(python2)) {
     MESSAGE("no Python 2.7: skipped");
     return;

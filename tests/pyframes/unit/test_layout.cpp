@@ -141,7 +141,7 @@ TEST_CASE("layout offsets find what each live interpreter reports") {
 }
 
 TEST_CASE("the 3.13 table equals the _Py_DebugOffsets shipped in libpython3.13") {
-  const char* path = "/root/.pyenv/versions/3.13.0/lib/libpython3.13.so.1.0";
+  const char* path = HANGSHIM_PYENV_VERSIONS "/3.13.0/lib/libpython3.13.so.1.0";
   if (!std::filesystem::exists(path)) {
     MESSAGE("no libpython3.13: skipped");
     return;

@@ -33,7 +33,7 @@ print(json.dumps(out))
 std::vector<std::string> interpreters_with_columns() {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& version : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
+  for (const auto& version : std::filesystem::directory_iterator(HANGSHIM_PYENV_VERSIONS, ec)) {
     const std::string name = version.path().filename().string();
     if (name.rfind("3.", 0) != 0 || std::stoi(name.substr(2)) < 11) continue;
     if (std::filesystem::exists(version.path() / "bin/python3")) out.push_back((version.path() / "bin/python3").string());

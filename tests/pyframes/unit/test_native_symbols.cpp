@@ -124,7 +124,7 @@ TEST_CASE("native symbols: a stripped executable names exported functions only, 
 TEST_CASE("native symbols: every libpython and the static interpreter have a searchable unwind table") {
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& version : std::filesystem::directory_iterator("/root/.pyenv/versions", ec)) {
+  for (const auto& version : std::filesystem::directory_iterator(HANGSHIM_PYENV_VERSIONS, ec)) {
     for (const auto& file : std::filesystem::directory_iterator(version.path() / "lib", ec)) {
       const std::string name = file.path().filename().string();
       if (name.rfind("libpython3.", 0) == 0 && name.find(".so.1.0") != std::string::npos) files.push_back(file.path());
