@@ -64,7 +64,10 @@ bin=$out/tests/fuzz
 # 2. Seeds: the committed ones (tests/fuzz/corpus/TARGET) plus ones made here from the real thing.
 seeds=$out/seeds
 pythons=()
-for p in /root/.pyenv/versions/3.*/bin/python3 /usr/bin/python3.11; do [[ -x $p ]] && pythons+=("$p"); done
+# pyenv's, oldest version first (found by scripts/pyenv-pythons.sh: a name sort put 3.10 first
+# and 3.9 last), then Debian's.
+mapfile -t pythons < <("$top/scripts/pyenv-pythons.sh")
+[[ -x /usr/bin/python3.11 ]] && pythons+=(/usr/bin/python3.11)
 children=()
 cleanup() {
   local pid
