@@ -134,37 +134,49 @@ def _move(up):
     _write(text.summary_lines(stack, stack.units[target], Sources(stack.snapshot.target)))
 
 
-class PyUp(_LibpythonCommand):
+class _PyMove(_LibpythonCommand):
+    """py-up and py-down: one command, moving older (up) or newer; each subclass carries its help."""
+
+    def __init__(self, name, up):
+        super(_PyMove, self).__init__(name, gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+        self._up = up
+
+    def run(self, argument):
+        _move(up=self._up)
+
+
+class PyUp(_PyMove):
     """Select the next older Python frame and print it (libpython.py's py-up).
 
 Prints every Python frame its evaluation loop ran, as py-bt-full does; at the outermost one,
 'Unable to find an older python frame'."""
 
     def __init__(self):
-        super(PyUp, self).__init__("py-up", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
-
-    def run(self, argument):
-        _move(up=True)
+        super(PyUp, self).__init__("py-up", up=True)
 
 
-class PyDown(_LibpythonCommand):
+class PyDown(_PyMove):
     """Select the next newer Python frame and print it (libpython.py's py-down).
 
 Prints every Python frame its evaluation loop ran, as py-bt-full does; at the innermost one,
 'Unable to find a newer python frame'."""
 
     def __init__(self):
-        super(PyDown, self).__init__("py-down", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
-
-    def run(self, argument):
-        _move(up=False)
+        super(PyDown, self).__init__("py-down", up=False)
 
 
 def _variables_unit():
+    """The stack and the selected evaluation-loop run whose variables py-print and py-locals show;
+    (None, None) after writing libpython.py's words for why there is none."""
     stack = pystack.current(locals_wanted=True)
     if stack is None or stack.selected() is None:
+        gdb.write(NO_FRAME + "\n")
         return None, None
-    return stack, stack.variables_unit()
+    unit = stack.variables_unit()
+    if unit is None or not unit.frames:
+        gdb.write("Unable to read information on python frame\n")
+        return None, None
+    return stack, unit
 
 
 class PyPrint(_LibpythonCommand):
@@ -181,10 +193,6 @@ then its module's globals and the builtins where pyframes read them ("local 'c' 
         name = str(argument)
         stack, unit = _variables_unit()
         if stack is None:
-            gdb.write(NO_FRAME + "\n")
-            return
-        if unit is None or not unit.frames:
-            gdb.write("Unable to read information on python frame\n")
             return
         frame = stack.frame(unit.frames[0])
         for scope, key in (("local", "locals"), ("global", "globals"), ("builtin", "builtins")):
@@ -210,10 +218,6 @@ frames of its evaluation-loop run, each under 'Locals for NAME'."""
     def run(self, argument):
         stack, unit = _variables_unit()
         if stack is None:
-            gdb.write(NO_FRAME + "\n")
-            return
-        if unit is None or not unit.frames:
-            gdb.write("Unable to read information on python frame\n")
             return
         _write(text.locals_lines(stack, unit))
 

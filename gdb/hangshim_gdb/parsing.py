@@ -62,26 +62,21 @@ _PROC_MAPS = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) \S{4} ([0-9a-f]+) \S+ \d+ *(.
 _GDB_MAPPINGS = re.compile(r"^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(?:[r-][w-][x-][ps-]\s+)?(.*?)\s*$")
 
 
+def _parse_mappings(text, pattern):
+    """The lines of `text` that `pattern` matches, as Mappings: its groups are start, end, offset
+    (hexadecimal) and path."""
+    matches = (pattern.match(line) for line in text.splitlines())
+    return [Mapping(int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4)) for m in matches if m]
+
+
 def parse_proc_maps(text):
     """/proc/PID/maps lines as Mappings (anonymous ones have an empty path)."""
-    out = []
-    for line in text.splitlines():
-        match = _PROC_MAPS.match(line)
-        if match:
-            out.append(Mapping(int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16),
-                               match.group(4)))
-    return out
+    return _parse_mappings(text, _PROC_MAPS)
 
 
 def parse_gdb_mappings(text):
     """`info proc mappings` output, live (with a Perms column) or from a core's NT_FILE note."""
-    out = []
-    for line in text.splitlines():
-        match = _GDB_MAPPINGS.match(line)
-        if match:
-            out.append(Mapping(int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16),
-                               match.group(4)))
-    return out
+    return _parse_mappings(text, _GDB_MAPPINGS)
 
 
 # preload/ledger/names.h: "hangshim-r00003-node7-12345.ledger", "hangshim-norank-node7-12345.ledger".

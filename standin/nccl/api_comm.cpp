@@ -132,6 +132,15 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const std::string& name, int
 
 void wait_idle(ncclComm* comm) { comm_wait_idle(comm); }
 
+// The getters (ncclCommCount, ncclCommUserRank, ncclCommCuDevice): a valid communicator, a
+// non-NULL out-pointer, and one field of the communicator copied out.
+ncclResult_t copy_out(const ncclComm_t comm, const char* api, int* out, const char* out_name, int ncclComm::*field) {
+  if (ncclResult_t r = comm_check(comm, api); r != ncclSuccess) return r;
+  if (out == nullptr) return fail(ncclInvalidArgument, "fakenccl: {}: {} is NULL", api, out_name);
+  *out = comm->*field;
+  return ncclSuccess;
+}
+
 }  // namespace
 
 NCCL_API(ncclResult_t, ncclGetVersion, int* version) {
@@ -273,30 +282,15 @@ NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
 }
 
 NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {
-  return guarded([&] {
-    if (ncclResult_t r = comm_check(comm, "ncclCommCount"); r != ncclSuccess) return r;
-    if (count == nullptr) return fail(ncclInvalidArgument, "fakenccl: ncclCommCount: count is NULL");
-    *count = comm->nranks;
-    return ncclSuccess;
-  });
+  return guarded([&] { return copy_out(comm, "ncclCommCount", count, "count", &ncclComm::nranks); });
 }
 
 NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank) {
-  return guarded([&] {
-    if (ncclResult_t r = comm_check(comm, "ncclCommUserRank"); r != ncclSuccess) return r;
-    if (rank == nullptr) return fail(ncclInvalidArgument, "fakenccl: ncclCommUserRank: rank is NULL");
-    *rank = comm->rank;
-    return ncclSuccess;
-  });
+  return guarded([&] { return copy_out(comm, "ncclCommUserRank", rank, "rank", &ncclComm::rank); });
 }
 
 NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
-  return guarded([&] {
-    if (ncclResult_t r = comm_check(comm, "ncclCommCuDevice"); r != ncclSuccess) return r;
-    if (device == nullptr) return fail(ncclInvalidArgument, "fakenccl: ncclCommCuDevice: device is NULL");
-    *device = comm->cuda_device;
-    return ncclSuccess;
-  });
+  return guarded([&] { return copy_out(comm, "ncclCommCuDevice", device, "device", &ncclComm::cuda_device); });
 }
 
 NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {

@@ -42,6 +42,14 @@ bool wait_for_segment(const ncclUniqueId& id) {
   return true;
 }
 
+// A fresh unique id in `id`, and the name of the shared-memory segment its job will use.
+std::string new_job_segment(ncclUniqueId& id) {
+  REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
+  std::string name;
+  REQUIRE(fakenccl::segment_name_for_id(id, name) == ncclSuccess);
+  return name;
+}
+
 char state_of(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
@@ -162,14 +170,8 @@ TEST_CASE("api: ranks that disagree on nranks or rank, and bad settings") {
 
 TEST_CASE("api: the shared-memory name exists until every rank joined, then never again") {
   ncclUniqueId id;
-  REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
-  std::string name;
-  REQUIRE(fakenccl::segment_name_for_id(id, name) == ncclSuccess);
-  const auto exists = [&] {
-    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-    if (fd >= 0) close(fd);
-    return fd >= 0;
-  };
+  const std::string name = new_job_segment(id);
+  const auto exists = [&] { return segment_exists(name); };
   const auto r = run_process([&] {
     ncclComm_t comms[2];
     // ncclCommInitAll makes its own id; join by hand to look at the name in between. Rank 1
@@ -207,14 +209,8 @@ TEST_CASE("api: the shared-memory name exists until every rank joined, then neve
 
 TEST_CASE("api: segments of killed jobs are removed by the next ncclGetUniqueId") {
   ncclUniqueId id;
-  REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
-  std::string name;
-  REQUIRE(fakenccl::segment_name_for_id(id, name) == ncclSuccess);
-  const auto exists = [&] {
-    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-    if (fd >= 0) close(fd);
-    return fd >= 0;
-  };
+  const std::string name = new_job_segment(id);
+  const auto exists = [&] { return segment_exists(name); };
   // Rank 0 of a 2-rank job joins and is killed while waiting for rank 1: once its segment exists
   // and it sleeps (not after a fixed time a loaded machine can spend before it got there). The
   // deadline only ends a run where it never waits.

@@ -27,12 +27,37 @@ bool cu_ok(CUresult r, int rank, const char* call) {
   return false;
 }
 
+// Rank 1 waits at the gate until rank 0 opens it: one byte through a pipe, an order decided by
+// state, not by a head start a loaded machine can eat. Each rank (a process of its own) keeps
+// its end: rank 0 the writing one, rank 1 the reading one.
+struct Gate {
+  int fds[2] = {-1, -1};
+  Gate() { REQUIRE(pipe(fds) == 0); }
+  ~Gate() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+  void keep_end_of(int rank) { close(fds[rank == 0 ? 0 : 1]); }
+  bool open() { return write(fds[1], "g", 1) == 1; }
+  bool pass() {
+    char byte = 0;
+    return read(fds[0], &byte, 1) == 1;
+  }
+};
+
 // torch.cuda.set_device(rank) and a stream, through the stand-in driver.
 bool setup_device(int rank, CUstream* stream, CUevent* event) {
   CUcontext ctx = nullptr;
   return cu_ok(cuInit(0), rank, "cuInit") && cu_ok(cuDevicePrimaryCtxRetain(&ctx, rank), rank, "retain") &&
          cu_ok(cuCtxSetCurrent(ctx), rank, "set current") && cu_ok(cuStreamCreate(stream, 0), rank, "stream") &&
          cu_ok(cuEventCreate(event, CU_EVENT_DISABLE_TIMING), rank, "event");
+}
+
+// setup_device, then this rank's place in a blocking communicator of two ranks.
+bool setup_two_ranks(int rank, const ncclUniqueId& id, CUstream* stream, CUevent* event, ncclComm_t* comm) {
+  return setup_device(rank, stream, event) && expect_ok(ncclCommInitRank(comm, 2, id, rank), rank, "init");
 }
 
 long ms_since(Clock::time_point t) {
@@ -45,21 +70,18 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
   // Rank 1 stays away until rank 0's call returned and rank 0 saw its event pending: a byte
   // through this pipe, not a head start a loaded machine can eat. A call that waited for rank 1
   // would never return, and the ranks would reach run_ranks' deadline.
-  int gate[2];
-  REQUIRE(pipe(gate) == 0);
+  Gate gate;
   const auto results = run_ranks(2, [&](int rank, const ncclUniqueId& id) {
-    close(gate[rank == 0 ? 0 : 1]);
+    gate.keep_end_of(rank);
     CUstream stream;
     CUevent event;
-    if (!setup_device(rank, &stream, &event)) return 1;
     ncclComm_t comm;
-    if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
+    if (!setup_two_ranks(rank, id, &stream, &event, &comm)) return 1;
     int device = -1;
     ncclCommCuDevice(comm, &device);
     if (!expect(device == rank, rank, "ncclCommCuDevice is the current context's device")) return 1;
     if (rank == 1) {
-      char byte = 0;
-      if (!expect(read(gate[0], &byte, 1) == 1, rank, "rank 0 opened the gate")) return 1;
+      if (!expect(gate.pass(), rank, "rank 0 opened the gate")) return 1;
       usleep(600 * 1000);  // after rank 0's start: its completion waits at least this long
     }
     std::vector<float> data(1000, static_cast<float>(rank + 1));
@@ -71,8 +93,7 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
       // Here the call returned before rank 1 arrived: rank 1 waits for the byte written below.
       const bool pending = expect(cuEventQuery(event) == CUDA_ERROR_NOT_READY, rank, "event pending while rank 1 is away") &&
                            expect(cuStreamQuery(stream) == CUDA_ERROR_NOT_READY, rank, "stream busy");
-      if (!expect(write(gate[1], "x", 1) == 1, rank, "gate opened")) return 1;
-      close(gate[1]);
+      if (!expect(gate.open(), rank, "gate opened")) return 1;
       if (!pending) return 1;
     }
     if (!cu_ok(cuEventSynchronize(event), rank, "event sync")) return 1;
@@ -94,8 +115,6 @@ TEST_CASE("async: the call returns at once, the event completes with the collect
     ncclCommDestroy(comm);
     return 0;
   }, std::chrono::seconds(90));
-  close(gate[0]);
-  close(gate[1]);
   CHECK_MESSAGE(all_succeeded(results), describe(results));
 }
 
@@ -103,9 +122,8 @@ TEST_CASE("async: a hung collective keeps its event pending, the process still e
   const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
     CUstream stream;
     CUevent event;
-    if (!setup_device(rank, &stream, &event)) return 1;
     ncclComm_t comm;
-    if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
+    if (!setup_two_ranks(rank, id, &stream, &event, &comm)) return 1;
     if (rank == 1) return 0;  // never issues the collective
     float x = 1;
     if (!expect_ok(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, reinterpret_cast<cudaStream_t>(stream)), rank, "allreduce")) return 1;
@@ -123,9 +141,8 @@ TEST_CASE("async: with HANGSHIM_FAKE_TIMEOUT the stream finishes and the error i
   const auto results = run_ranks(2, [](int rank, const ncclUniqueId& id) {
     CUstream stream;
     CUevent event;
-    if (!setup_device(rank, &stream, &event)) return 1;
     ncclComm_t comm;
-    if (!expect_ok(ncclCommInitRank(&comm, 2, id, rank), rank, "init")) return 1;
+    if (!setup_two_ranks(rank, id, &stream, &event, &comm)) return 1;
     if (rank == 1) return 0;
     float x = 1;
     if (!expect_ok(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, reinterpret_cast<cudaStream_t>(stream)), rank, "allreduce")) return 1;
@@ -186,16 +203,14 @@ bool init_nonblocking(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int 
 TEST_CASE("async: on a nonblocking communicator a collective is in progress until ncclCommGetAsyncError says done") {
   // Rank 1 issues its first all_reduce only after rank 0 tried a second call while its first
   // was still in progress (a byte through this pipe).
-  int gate[2];
-  REQUIRE(pipe(gate) == 0);
+  Gate gate;
   const auto results = run_ranks(2, [&](int rank, const ncclUniqueId& id) {
-    close(gate[rank == 0 ? 0 : 1]);
+    gate.keep_end_of(rank);
     ncclComm_t comm;
     if (!init_nonblocking(&comm, 2, id, rank)) return 1;
     for (int i = 0; i < 3; ++i) {
       float x = static_cast<float>(rank + 1);
-      char byte = 0;
-      if (rank == 1 && i == 0 && !expect(read(gate[0], &byte, 1) == 1, rank, "rank 0 let rank 1 go")) return 1;
+      if (rank == 1 && i == 0 && !expect(gate.pass(), rank, "rank 0 let rank 1 go")) return 1;
       ncclResult_t r = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, comm, nullptr);
       if (!expect(r == ncclInProgress, rank, "a nonblocking all_reduce returns ncclInProgress")) return 1;
       if (rank == 0 && i == 0) {
@@ -203,7 +218,7 @@ TEST_CASE("async: on a nonblocking communicator a collective is in progress unti
         float y = 0;
         r = ncclAllReduce(&y, &y, 1, ncclFloat32, ncclSum, comm, nullptr);
         if (!expect(r == ncclInvalidArgument, rank, "a call while in progress is refused")) return 1;
-        if (!expect(write(gate[1], "g", 1) == 1, rank, "let rank 1 go")) return 1;
+        if (!expect(gate.open(), rank, "let rank 1 go")) return 1;
       }
       if (!expect_ok(poll_until_done(comm, rank), rank, "the all_reduce")) return 1;
       if (!expect(x == 3.0f, rank, "the sum arrived")) return 1;

@@ -65,8 +65,12 @@ int resolve_findings(const Analysis& a, std::vector<Finding>& findings);
 std::vector<int> ranks_of(const Analysis& a, const std::vector<size_t>& views);
 // The op most of `at`'s records name ("all_reduce", "barrier"), "" when none is known.
 std::string majority_op(const AtSeq& at);
+// A finding of `kind` at `at`'s collective: its communicator, sequence number and majority op.
+Finding finding_at(Kind kind, const AtSeq& at);
 // Given values and who holds them, the ranks that deviate from the reference: the largest group,
 // or on a tie the group holding the lowest rank. Sets `reason`.
 std::vector<int> deviating_ranks(const std::vector<ValueGroup>& values, std::string* reason);
+// The ranks of `values` that are not among `culprits` (sorted): the ones left waiting on them.
+std::vector<int> ranks_besides(const std::vector<ValueGroup>& values, const std::vector<int>& culprits);
 
 }  // namespace hangshim::report

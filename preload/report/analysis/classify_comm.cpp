@@ -34,6 +34,26 @@ std::string majority_op(const AtSeq& at) {
   return best;
 }
 
+Finding finding_at(Kind kind, const AtSeq& at) {
+  Finding f;
+  f.kind = kind;
+  f.comm = at.comm;
+  f.seq = at.seq;
+  f.op = majority_op(at);
+  return f;
+}
+
+std::vector<int> ranks_besides(const std::vector<ValueGroup>& values, const std::vector<int>& culprits) {
+  std::vector<int> out;
+  for (const auto& g : values) {
+    for (int r : g.ranks) {
+      if (std::find(culprits.begin(), culprits.end(), r) == culprits.end()) out.push_back(r);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<int> deviating_ranks(const std::vector<ValueGroup>& values, std::string* reason) {
   if (values.size() < 2) return {};
   size_t reference = 0;

@@ -20,11 +20,7 @@ std::optional<Finding> classify_dead(const Analysis& a, const AtSeq& at) {
   // Nobody alive waits in it: the job ended (every rank exited normally, its last collective
   // merely unconfirmed), nothing hangs here.
   if ((dead.empty() && exited.empty()) || waiting.empty()) return std::nullopt;
-  Finding f;
-  f.kind = dead.empty() ? Kind::RankExited : Kind::HeartbeatLost;
-  f.comm = at.comm;
-  f.seq = at.seq;
-  f.op = majority_op(at);
+  Finding f = finding_at(dead.empty() ? Kind::RankExited : Kind::HeartbeatLost, at);
   dead.insert(dead.end(), exited.begin(), exited.end());
   f.culprits = ranks_of(a, dead);
   f.waiting = ranks_of(a, waiting);

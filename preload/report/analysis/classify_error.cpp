@@ -25,11 +25,7 @@ std::optional<Finding> classify_error(const Analysis& a, const AtSeq& at) {
     }
   }
   if (by_error.empty()) return std::nullopt;
-  Finding f;
-  f.kind = Kind::NcclError;
-  f.comm = at.comm;
-  f.seq = at.seq;
-  f.op = majority_op(at);
+  Finding f = finding_at(Kind::NcclError, at);
   f.attribute = "result";
   std::vector<size_t> culprits;
   for (const auto& [code, views] : by_error) {

@@ -61,11 +61,7 @@ std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at) {
       if (at.records[i] != nullptr) by_value[attr.value(*at.records[i])].push_back(at.issued[i]);
     }
     if (by_value.size() < 2) continue;
-    Finding f;
-    f.kind = attr.kind;
-    f.comm = at.comm;
-    f.seq = at.seq;
-    f.op = majority_op(at);
+    Finding f = finding_at(attr.kind, at);
     f.attribute = attr.name;
     for (const auto& [value, views] : by_value) f.values.push_back({value, ranks_of(a, views)});
 
@@ -100,12 +96,7 @@ std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at) {
     } else {
       f.culprits = deviating_ranks(f.values, &f.reason);
     }
-    for (const auto& g : f.values) {
-      for (int r : g.ranks) {
-        if (std::find(f.culprits.begin(), f.culprits.end(), r) == f.culprits.end()) f.waiting.push_back(r);
-      }
-    }
-    std::sort(f.waiting.begin(), f.waiting.end());
+    f.waiting = ranks_besides(f.values, f.culprits);
     return f;
   }
 
@@ -118,20 +109,11 @@ std::optional<Finding> classify_mismatch(const Analysis& a, const AtSeq& at) {
     }
   }
   if (by_iteration.size() < 2) return std::nullopt;
-  Finding f;
-  f.kind = Kind::IterationMismatch;
-  f.comm = at.comm;
-  f.seq = at.seq;
-  f.op = majority_op(at);
+  Finding f = finding_at(Kind::IterationMismatch, at);
   f.attribute = "iteration";
   for (const auto& [iteration, views] : by_iteration) f.values.push_back({fmt::format("{}", iteration), ranks_of(a, views)});
   f.culprits = deviating_ranks(f.values, &f.reason);
-  for (const auto& g : f.values) {
-    for (int r : g.ranks) {
-      if (std::find(f.culprits.begin(), f.culprits.end(), r) == f.culprits.end()) f.waiting.push_back(r);
-    }
-  }
-  std::sort(f.waiting.begin(), f.waiting.end());
+  f.waiting = ranks_besides(f.values, f.culprits);
   return f;
 }
 

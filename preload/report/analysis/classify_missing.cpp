@@ -6,12 +6,8 @@
 namespace hangshim::report {
 
 std::optional<Finding> classify_missing(const Analysis& a, const AtSeq& at) {
-  Finding f;
-  f.kind = Kind::MissingRank;
+  Finding f = finding_at(Kind::MissingRank, at);
   f.never_issued = true;
-  f.comm = at.comm;
-  f.seq = at.seq;
-  f.op = majority_op(at);
   f.culprits = ranks_of(a, at.missing);
   std::vector<size_t> waiting;
   for (size_t i = 0; i < at.issued.size(); ++i) {

@@ -19,11 +19,7 @@ std::optional<Finding> classify_stall(const Analysis& a, const AtSeq& at) {
     (pending ? stuck : done).push_back(at.issued[i]);
   }
   if (stuck.empty()) return std::nullopt;
-  Finding f;
-  f.kind = Kind::Transport;
-  f.comm = at.comm;
-  f.seq = at.seq;
-  f.op = majority_op(at);
+  Finding f = finding_at(Kind::Transport, at);
   f.waiting = ranks_of(a, stuck);
   if (!done.empty()) {
     f.culprits = f.waiting;

@@ -12,6 +12,7 @@
 // (data loading, I/O): that is classify_missing's stuck_outside_nccl, left as it is; so are
 // exited and dead ranks (a crash at step i looks the same in the ledgers).
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -131,21 +132,22 @@ bool decide_uneven_steps(const Analysis& a, Finding& f) {
   f.op = op;
   f.others_ran = iteration - 1;
   f.never_issued = false;
+  // Both decided cases cite the same evidence; only which side ran the odd iteration differs.
+  const auto evidence = [&](std::string_view more_or_fewer) {
+    return fmt::format("evidence: {} ran the call-site at {} {} times and left the loop (their stacks are out of "
+                       "it); {} {} in call {} from it: the smaller side ran one iteration {}",
+                       ranks_phrase(outside), site, iteration - 1, ranks_phrase(in_nccl),
+                       in_nccl.size() == 1 ? "is" : "are", iteration, more_or_fewer);
+  };
   switch (odd) {
     case Odd::More:
       f.culprits = in_nccl;
       f.waiting = outside;
-      f.reason = fmt::format("evidence: {} ran the call-site at {} {} times and left the loop (their stacks are out of "
-                             "it); {} {} in call {} from it: the smaller side ran one iteration more",
-                             ranks_phrase(outside), site, iteration - 1, ranks_phrase(in_nccl),
-                             in_nccl.size() == 1 ? "is" : "are", iteration);
+      f.reason = evidence("more");
       break;
     case Odd::Fewer:  // culprits and waiting stay: the ranks outside, the ranks in this call
       f.fewer = true;
-      f.reason = fmt::format("evidence: {} ran the call-site at {} {} times and left the loop (their stacks are out of "
-                             "it); {} {} in call {} from it: the smaller side ran one iteration fewer",
-                             ranks_phrase(outside), site, iteration - 1, ranks_phrase(in_nccl),
-                             in_nccl.size() == 1 ? "is" : "are", iteration);
+      f.reason = evidence("fewer");
       break;
     case Odd::Unknown:
       f.ambiguous = true;

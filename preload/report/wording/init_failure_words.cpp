@@ -25,6 +25,46 @@ std::string waiting_text(const Diagnosis& d, const Finding& f) {
                      where, f.culprits.size() == 1 ? "it" : "them");
 }
 
+constexpr const char* kRefusedArguments =
+    ": nranks, rank (0..nranks-1, each once) and the unique id must be what every rank agreed on (the same id, from "
+    "one ncclGetUniqueId, on every rank)";
+
+// What to check for each ncclResult_t an init returned: one hint, naming the ranks it hit
+// between `before_who` and `after_who`.
+struct InitAdvice {
+  int32_t result;
+  const char* before_who;
+  const char* after_who;
+};
+
+constexpr InitAdvice kInitAdvice[] = {
+    {1,  // ncclUnhandledCudaError
+     "NCCL could not use CUDA on ",
+     ": is a GPU visible there (`nvidia-smi`; CUDA_VISIBLE_DEVICES not empty or wrong)? is the driver at least as new "
+     "as the CUDA runtime NCCL was built for (`nvidia-smi` shows the driver's CUDA version)?"},
+    {2,  // ncclSystemError
+     "a system call failed on ",
+     ", usually the network: can the ranks reach each other (firewall, the port range), is NCCL_SOCKET_IFNAME the "
+     "interface they share (try NCCL_SOCKET_IFNAME=lo on one node)? also shared memory (/dev/shm size)"},
+    {3,  // ncclInternalError
+     "NCCL failed inside itself on ",
+     ": the NCCL_DEBUG=INFO log names the step; check that every rank runs the same NCCL version"},
+    {4,  // ncclInvalidArgument
+     "NCCL refused the arguments on ", kRefusedArguments},
+    {5,  // ncclInvalidUsage
+     "NCCL refused the arguments on ", kRefusedArguments},
+    {6,  // ncclRemoteError
+     "a peer of ", " failed: look at the other ranks' logs and ledgers for the first failure"},
+};
+
+// The advice for `result`, or nullptr for the codes without one.
+const InitAdvice* advice_for(int32_t result) {
+  for (const InitAdvice& advice : kInitAdvice) {
+    if (advice.result == result) return &advice;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string init_failed_verdict(const Diagnosis& d, const Finding& f) {
@@ -60,40 +100,12 @@ std::vector<std::string> init_failed_hints(const Finding& f) {
   std::set<int32_t> seen;
   for (const auto& failure : f.failures) {
     if (!seen.insert(failure.result).second) continue;
-    std::string who = ranks_phrase(failure.ranks);
-    switch (failure.result) {
-      case 1:  // ncclUnhandledCudaError
-        out.push_back(fmt::format("{} ({}): NCCL could not use CUDA on {}: is a GPU visible there (`nvidia-smi`; "
-                                  "CUDA_VISIBLE_DEVICES not empty or wrong)? is the driver at least as new as the CUDA "
-                                  "runtime NCCL was built for (`nvidia-smi` shows the driver's CUDA version)?",
-                                  failure.error, failure.call, who));
-        break;
-      case 2:  // ncclSystemError
-        out.push_back(fmt::format("{} ({}): a system call failed on {}, usually the network: can the ranks reach each "
-                                  "other (firewall, the port range), is NCCL_SOCKET_IFNAME the interface they share "
-                                  "(try NCCL_SOCKET_IFNAME=lo on one node)? also shared memory (/dev/shm size)",
-                                  failure.error, failure.call, who));
-        break;
-      case 3:  // ncclInternalError
-        out.push_back(fmt::format("{} ({}): NCCL failed inside itself on {}: the NCCL_DEBUG=INFO log names the step; "
-                                  "check that every rank runs the same NCCL version",
-                                  failure.error, failure.call, who));
-        break;
-      case 4:  // ncclInvalidArgument
-      case 5:  // ncclInvalidUsage
-        out.push_back(fmt::format("{} ({}): NCCL refused the arguments on {}: nranks, rank (0..nranks-1, each once) "
-                                  "and the unique id must be what every rank agreed on (the same id, from one "
-                                  "ncclGetUniqueId, on every rank)",
-                                  failure.error, failure.call, who));
-        break;
-      case 6:  // ncclRemoteError
-        out.push_back(fmt::format("{} ({}): a peer of {} failed: look at the other ranks' logs and ledgers for the "
-                                  "first failure",
-                                  failure.error, failure.call, who));
-        break;
-      default:
-        out.push_back(fmt::format("{} ({}) on {}: see NCCL's message above", failure.error, failure.call, who));
-        break;
+    const std::string who = ranks_phrase(failure.ranks);
+    if (const InitAdvice* advice = advice_for(failure.result)) {
+      out.push_back(fmt::format("{} ({}): {}{}{}", failure.error, failure.call, advice->before_who, who,
+                                advice->after_who));
+    } else {
+      out.push_back(fmt::format("{} ({}) on {}: see NCCL's message above", failure.error, failure.call, who));
     }
   }
   out.push_back("run the failing rank(s) again with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,ENV) to see each step of "

@@ -29,6 +29,19 @@ void write_value_groups(JsonWriter& j, const char* name, const char* value_key, 
   j.end_array();
 }
 
+// Groups of ranks: [{"ranks": [...], what `fields(group)` writes}, ...].
+template <typename Groups, typename Fields>
+void write_rank_groups(JsonWriter& j, const char* name, const Groups& groups, Fields fields) {
+  j.key(name).begin_array();
+  for (const auto& g : groups) {
+    j.begin_object();
+    write_ranks(j, "ranks", g.ranks);
+    fields(g);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void write_site(JsonWriter& j, const char* name, const std::optional<Site>& site) {
   j.key(name);
   if (!site) {
@@ -252,24 +265,12 @@ std::string render_report_json(const Diagnosis& d) {
   }
   j.end_array();
 
-  j.key("groups").begin_array();
-  for (const auto& g : d.groups) {
-    j.begin_object();
-    write_ranks(j, "ranks", g.ranks);
-    j.field("text", situation_text(d, d.situations[g.example]));
-    j.end_object();
-  }
-  j.end_array();
-
-  j.key("stacks").begin_array();
-  for (const auto& g : d.stack_groups) {
-    j.begin_object();
-    write_ranks(j, "ranks", g.ranks);
+  write_rank_groups(j, "groups", d.groups,
+                    [&](const auto& g) { j.field("text", situation_text(d, d.situations[g.example])); });
+  write_rank_groups(j, "stacks", d.stack_groups, [&](const auto& g) {
     j.key("process");
     write_process(j, d.processes[static_cast<size_t>(g.stacks)]);
-    j.end_object();
-  }
-  j.end_array();
+  });
 
   j.key("errors").begin_array();
   for (const auto& e : d.errors) j.begin_object().field("source", e.source).field("message", e.message).end_object();

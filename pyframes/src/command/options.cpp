@@ -49,16 +49,29 @@ std::string add_number(std::vector<int64_t>& to, std::string_view value) {
   return {};
 }
 
+// The options that only switch something on: one function per field, so they fit OptionSpec::apply.
+template <bool Options::*flag>
+std::string set_flag(Options& options, std::string_view) {
+  options.*flag = true;
+  return {};
+}
+
+template <MergeMode mode>
+std::string set_merge(Options& options, std::string_view) {
+  options.merge = mode;
+  return {};
+}
+
 }  // namespace
 
 const std::vector<OptionSpec>& option_specs() {
   static const std::vector<OptionSpec> specs = {
       {"--json", "", "", "print one JSON document instead of text",
-       [](Options& o, std::string_view) { o.json = true; return std::string(); }},
+       set_flag<&Options::json>},
       {"--lock", "", "", "pause the target while reading, for a consistent snapshot (always resumed)",
-       [](Options& o, std::string_view) { o.lock = true; return std::string(); }},
+       set_flag<&Options::lock>},
       {"--native", "", "", "also C/C++ frames, merged with the Python frames (stops a live target for the unwind); with --merge-json: merge the native frames the documents' threads carry (a debugger's)",
-       [](Options& o, std::string_view) { o.native = true; return std::string(); }},
+       set_flag<&Options::native>},
       {"--native-all", "", "", "--native, and also threads that run no Python code",
        [](Options& o, std::string_view) { o.native = o.native_all = true; return std::string(); }},
       {"--children", "", "PID", "read every Python process descended from PID (a launcher: torchrun, srun, ...)",
@@ -70,21 +83,21 @@ const std::vector<OptionSpec>& option_specs() {
          return std::string();
        }},
       {"--merge", "", "", "merge the stacks into one tree labelled by rank (default with several processes)",
-       [](Options& o, std::string_view) { o.merge = MergeMode::Always; return std::string(); }},
+       set_merge<MergeMode::Always>},
       {"--no-merge", "", "", "print every process on its own, even with several",
-       [](Options& o, std::string_view) { o.merge = MergeMode::Never; return std::string(); }},
+       set_merge<MergeMode::Never>},
       {"--all-threads", "", "", "merge every thread, not only the main thread of each process",
-       [](Options& o, std::string_view) { o.all_threads = true; return std::string(); }},
+       set_flag<&Options::all_threads>},
       {"--locals", "", "", "show the arguments and local variables of every frame (bounded)",
-       [](Options& o, std::string_view) { o.locals = true; return std::string(); }},
+       set_flag<&Options::locals>},
       {"--globals", "", "", "also each frame's module globals (text and JSON) and builtins (JSON): what gdb's py-print reads",
-       [](Options& o, std::string_view) { o.globals = true; return std::string(); }},
+       set_flag<&Options::globals>},
       {"--idle", "", "", "show idle threads too (py-spy's --idle): the default, idle threads are never hidden unless --hide-idle",
-       [](Options& o, std::string_view) { o.show_idle = true; return std::string(); }},
+       set_flag<&Options::show_idle>},
       {"--hide-idle", "", "", "hide idle threads, except the main thread, the only Python thread and threads in a collective",
-       [](Options& o, std::string_view) { o.hide_idle = true; return std::string(); }},
+       set_flag<&Options::hide_idle>},
       {"--merge-json", "", "", "the targets are files saved from pyframes --json ('-': stdin): merge them",
-       [](Options& o, std::string_view) { o.from_json = true; return std::string(); }},
+       set_flag<&Options::from_json>},
       {"--exe", "", "PATH", "cores: the executable that wrote the core, when not at its original path",
        [](Options& o, std::string_view v) { o.core_executable = v; return std::string(); }},
       {"--lib-search", "", "DIR", "cores: a directory to look for moved files in (repeatable)",

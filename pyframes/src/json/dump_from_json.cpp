@@ -172,17 +172,17 @@ Thread read_thread(const JsonValue& value, std::string path, std::optional<std::
   }
   thread.truncated = fields.flag("truncated");
   thread.truncation_reason = fields.text("truncation_reason");
-  const auto& frames = fields.array("frames", true);
-  thread.frames.reserve(frames.size());
-  for (size_t i = 0; i < frames.size() && !problem; ++i) {
-    thread.frames.push_back(read_frame(frames[i], fmt::format("{}.frames[{}]", fields.path(), i), problem));
-  }
+  // "frames" is required, "native_frames" optional; both are read the same way.
+  const auto read_frames = [&](const char* key, bool required, std::vector<Frame>& out) {
+    const auto& items = fields.array(key, required);
+    out.reserve(items.size());
+    for (size_t i = 0; i < items.size() && !problem; ++i) {
+      out.push_back(read_frame(items[i], fmt::format("{}.{}[{}]", fields.path(), key, i), problem));
+    }
+  };
+  read_frames("frames", true, thread.frames);
   thread.native_note = fields.text("native_note");
-  const auto& native_frames = fields.array("native_frames");
-  for (size_t i = 0; i < native_frames.size() && !problem; ++i) {
-    thread.native_frames.push_back(
-        read_frame(native_frames[i], fmt::format("{}.native_frames[{}]", fields.path(), i), problem));
-  }
+  read_frames("native_frames", false, thread.native_frames);
   return thread;
 }
 

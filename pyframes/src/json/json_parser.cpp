@@ -9,6 +9,7 @@
 
 #include "pyframes/json_reader.h"
 #include "pyframes/utf8.h"
+#include "render/json_escapes.h"
 
 namespace pyframes {
 
@@ -92,12 +93,7 @@ class JsonParser {
   }
 
   bool object(JsonValue& out, size_t depth) {
-    if (depth > kMaxJsonDepth) return fail(fmt::format("nesting deeper than {} levels", kMaxJsonDepth));
-    out.type_ = JsonValue::Type::Object;
-    ++pos_;  // '{'
-    skip_space();
-    if (accept('}')) return true;
-    for (;;) {
+    return items(out, depth, JsonValue::Type::Object, '}', [&] {
       skip_space();
       if (pos_ >= text_.size() || text_[pos_] != '"') return fail("expected a member name");
       out.keys_.emplace_back();
@@ -105,11 +101,25 @@ class JsonParser {
       skip_space();
       if (!accept(':')) return fail("expected ':'");
       out.items_.emplace_back();
-      if (!value(out.items_.back(), depth)) return false;
+      return value(out.items_.back(), depth);
+    });
+  }
+
+  // An object's members or an array's elements, from the opening bracket at pos_: each read by
+  // `item`, separated by ',' and ended by `close`. The one loop both containers share.
+  template <typename Item>
+  bool items(JsonValue& out, size_t depth, JsonValue::Type type, char close, Item item) {
+    if (depth > kMaxJsonDepth) return fail(fmt::format("nesting deeper than {} levels", kMaxJsonDepth));
+    out.type_ = type;
+    ++pos_;  // '{' or '['
+    skip_space();
+    if (accept(close)) return true;
+    for (;;) {
+      if (!item()) return false;
       skip_space();
       if (accept(',')) continue;
-      if (accept('}')) return true;
-      return fail("expected ',' or '}'");
+      if (accept(close)) return true;
+      return fail(fmt::format("expected ',' or '{}'", close));
     }
   }
 
@@ -121,19 +131,10 @@ class JsonParser {
   }
 
   bool array(JsonValue& out, size_t depth) {
-    if (depth > kMaxJsonDepth) return fail(fmt::format("nesting deeper than {} levels", kMaxJsonDepth));
-    out.type_ = JsonValue::Type::Array;
-    ++pos_;  // '['
-    skip_space();
-    if (accept(']')) return true;
-    for (;;) {
+    return items(out, depth, JsonValue::Type::Array, ']', [&] {
       out.items_.emplace_back();
-      if (!value(out.items_.back(), depth)) return false;
-      skip_space();
-      if (accept(',')) continue;
-      if (accept(']')) return true;
-      return fail("expected ',' or ']'");
-    }
+      return value(out.items_.back(), depth);
+    });
   }
 
   bool hex4(uint32_t& out) {
@@ -214,19 +215,14 @@ class JsonParser {
       }
       if (pos_ >= text_.size()) return fail("unterminated string");
       const char escape = text_[pos_++];
-      switch (escape) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u':
-          if (!unicode_escape(out)) return false;
-          break;
-        default: return fail("bad escape in a string");
+      if (escape == 'u') {
+        if (!unicode_escape(out)) return false;
+      } else if (escape == '/') {
+        out += '/';
+      } else if (const auto character = render::json_escaped_character(escape)) {
+        out += *character;
+      } else {
+        return fail("bad escape in a string");
       }
     }
   }

@@ -48,6 +48,14 @@ void write_variables(JsonWriter& json, const char* key, const std::vector<Local>
   json.end_array();
 }
 
+// A list of strings under `key`; nothing when empty.
+void write_strings(JsonWriter& json, const char* key, const std::vector<std::string>& strings) {
+  if (strings.empty()) return;
+  json.key(key).begin_array();
+  for (const std::string& text : strings) json.value(text);
+  json.end_array();
+}
+
 }  // namespace
 
 void write_frame(JsonWriter& json, const Frame& frame) {
@@ -58,6 +66,16 @@ void write_frame(JsonWriter& json, const Frame& frame) {
   write_variables(json, "builtins", frame.builtins, false);
   json.end_object();
 }
+
+namespace {
+
+void write_frames(JsonWriter& json, const char* key, const std::vector<Frame>& frames) {
+  json.key(key).begin_array();
+  for (const Frame& frame : frames) write_frame(json, frame);
+  json.end_array();
+}
+
+}  // namespace
 
 void write_thread_fields(JsonWriter& json, const Thread& thread) {
   json.key("thread_id").value(thread.thread_id);
@@ -75,15 +93,9 @@ void write_thread_fields(JsonWriter& json, const Thread& thread) {
 void write_thread(JsonWriter& json, const Thread& thread) {
   json.begin_object();
   write_thread_fields(json, thread);
-  json.key("frames").begin_array();
-  for (const Frame& frame : thread.frames) write_frame(json, frame);
-  json.end_array();
+  write_frames(json, "frames", thread.frames);  // always there, even empty
   if (!thread.native_note.empty()) json.key("native_note").value(thread.native_note);
-  if (!thread.native_frames.empty()) {
-    json.key("native_frames").begin_array();
-    for (const Frame& frame : thread.native_frames) write_frame(json, frame);
-    json.end_array();
-  }
+  if (!thread.native_frames.empty()) write_frames(json, "native_frames", thread.native_frames);
   json.end_object();
 }
 
@@ -105,11 +117,7 @@ void write_process(JsonWriter& json, const Process& process) {
     json.null();
   }
   if (!process.executable.empty()) json.key("executable").value(process.executable);
-  if (!process.command_line.empty()) {
-    json.key("command_line").begin_array();
-    for (const std::string& argument : process.command_line) json.value(argument);
-    json.end_array();
-  }
+  write_strings(json, "command_line", process.command_line);
   if (!process.rank.empty()) json.key("rank").value(process.rank);
   if (!process.local_rank.empty()) json.key("local_rank").value(process.local_rank);
   if (process.ppid != 0) json.key("ppid").value(process.ppid);
@@ -118,11 +126,7 @@ void write_process(JsonWriter& json, const Process& process) {
   const bool truncated =
       std::any_of(process.threads.begin(), process.threads.end(), [](const Thread& t) { return t.truncated; });
   if (truncated) json.key("truncated").value(true);
-  if (!process.warnings.empty()) {
-    json.key("warnings").begin_array();
-    for (const std::string& warning : process.warnings) json.value(warning);
-    json.end_array();
-  }
+  write_strings(json, "warnings", process.warnings);
   json.key("threads").begin_array();
   for (const Thread& thread : process.threads) write_thread(json, thread);
   json.end_array();

@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "pyframes/utf8.h"
+#include "render/json_escapes.h"
 
 namespace pyframes {
 
@@ -29,20 +30,13 @@ void append_json_string(std::string& out, std::string_view text) {
       continue;
     }
     if (length == 1) {
-      switch (byte) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          if (byte < 0x20 || byte == 0x7F) {
-            out += fmt::format("\\u{:04x}", byte);
-          } else {
-            out += static_cast<char>(byte);
-          }
+      if (const auto letter = render::json_escape_letter(static_cast<char>(byte))) {
+        out += '\\';
+        out += *letter;
+      } else if (byte < 0x20 || byte == 0x7F) {
+        out += fmt::format("\\u{:04x}", byte);
+      } else {
+        out += static_cast<char>(byte);
       }
     } else if (length == 3 && text.substr(i, 2) == "\xE2\x80" &&
                (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {

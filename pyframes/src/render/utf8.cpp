@@ -67,7 +67,12 @@ size_t utf8_sequence_length(std::string_view text, size_t i) {
   return length;
 }
 
-std::string repair_utf8(std::string_view text) {
+namespace {
+
+// Copies `text` with each byte that starts no valid sequence replaced by U+FFFD and each valid
+// sequence written by `write(out, sequence)`: the one walk both repairs below share.
+template <typename Write>
+std::string rewrite_sequences(std::string_view text, Write write) {
   if (printable_ascii(text)) return std::string(text);
   std::string out;
   out.reserve(text.size());
@@ -77,38 +82,33 @@ std::string repair_utf8(std::string_view text) {
       out += kReplacement;
       ++i;
     } else {
-      out.append(text.substr(i, length));
+      write(out, text.substr(i, length));
       i += length;
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::string repair_utf8(std::string_view text) {
+  return rewrite_sequences(text, [](std::string& out, std::string_view sequence) { out.append(sequence); });
+}
+
 std::string printable_line(std::string_view text) {
-  if (printable_ascii(text)) return std::string(text);
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const size_t length = utf8_sequence_length(text, i);
-    if (length == 0) {
-      out += kReplacement;
-      ++i;
-      continue;
-    }
+  return rewrite_sequences(text, [](std::string& out, std::string_view sequence) {
+    const auto byte = static_cast<unsigned char>(sequence[0]);
     if (byte == '\t') {
       out += ' ';
     } else if (byte < 0x20 || byte == 0x7F) {
       out += fmt::format("\\x{:02x}", byte);
-    } else if (length == 2 && byte == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+    } else if (sequence.size() == 2 && byte == 0xC2 && static_cast<unsigned char>(sequence[1]) < 0xA0) {
       // C1 controls (U+0080..U+009F): some terminals treat them as escape sequences.
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(sequence[1]));
     } else {
-      out.append(text.substr(i, length));
+      out.append(sequence);
     }
-    i += length;
-  }
-  return out;
+  });
 }
 
 }  // namespace pyframes::render

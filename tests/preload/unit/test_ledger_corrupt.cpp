@@ -141,26 +141,24 @@ TEST_CASE("ledger reader: damaged entries are skipped with a warning") {
   uint64_t ring_offset, callsite_offset;
   std::memcpy(&ring_offset, bytes.data() + offsetof(Header, ring_offset), 8);
   std::memcpy(&callsite_offset, bytes.data() + offsetof(Header, callsite_offset), 8);
-  SUBCASE("a record with an unknown op") {
-    poke<uint8_t>(bytes, ring_offset + 3 * sizeof(RingEntry) + offsetof(RingEntry, op), 200);
+  // The ledger still reads: every record of the ring but the damaged one, and one warning for it.
+  const auto reads_without_the_damaged_record = [&] {
     auto r = parse_ledger(bytes.data(), bytes.size(), "test");
     REQUIRE(r.ok());
     CHECK(r->records.size() == 9);
     CHECK(r->warnings.size() == 1);
+  };
+  SUBCASE("a record with an unknown op") {
+    poke<uint8_t>(bytes, ring_offset + 3 * sizeof(RingEntry) + offsetof(RingEntry, op), 200);
+    reads_without_the_damaged_record();
   }
   SUBCASE("a record whose result no NCCL returns (CI: overwritten bytes read as an init failure)") {
     poke<int32_t>(bytes, ring_offset + 4 * sizeof(RingEntry) + offsetof(RingEntry, result), -1895969507);
-    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
-    REQUIRE(r.ok());
-    CHECK(r->records.size() == 9);
-    CHECK(r->warnings.size() == 1);
+    reads_without_the_damaged_record();
   }
   SUBCASE("a record left half-written by a killed writer") {
     poke<uint64_t>(bytes, ring_offset + 5 * sizeof(RingEntry) + offsetof(RingEntry, stamp), 13);
-    auto r = parse_ledger(bytes.data(), bytes.size(), "test");
-    REQUIRE(r.ok());
-    CHECK(r->records.size() == 9);
-    CHECK(r->warnings.size() == 1);
+    reads_without_the_damaged_record();
   }
   SUBCASE("a call-site naming a string outside the pool") {
     poke<uint32_t>(bytes, callsite_offset + sizeof(CallsiteEntry) + offsetof(CallsiteFrame, file), 1u << 30);

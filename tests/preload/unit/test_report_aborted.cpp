@@ -30,6 +30,14 @@ void same_heartbeats(Job& job) {
   for (auto& r : job.ranks) r.heartbeat_ns = kStart + 4 * kSecond;
 }
 
+// The verdict, checked to be an abort that knows its abort.
+const Finding& aborted_verdict(const Diagnosis& d) {
+  const Finding& f = verdict_of(d);
+  CHECK(f.kind == Kind::Aborted);
+  REQUIRE(f.abort);
+  return f;
+}
+
 bool has(const std::string& text, const std::string& part) {
   INFO(text);
   return text.find(part) != std::string::npos;
@@ -89,9 +97,7 @@ TEST_CASE("report: every rank issued #5, none completed it, the watchdog aborted
   job[0].calls.back().issued_ns = kStart + 1 * kSecond;
   abort_world(job[0], kStart + 2 * kSecond);
   Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::Aborted);
-  REQUIRE(f.abort);
+  const Finding& f = aborted_verdict(d);
   CHECK(f.abort->hang == Kind::Transport);
   CHECK(f.abort->not_reached.empty());
   std::string line = verdict_line(d);
@@ -110,9 +116,7 @@ TEST_CASE("report: the stand-in's shape: the aborted call returned its error aft
   abort_world(job[0], kStart + 2 * kSecond);
   same_heartbeats(job);
   Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::Aborted);
-  REQUIRE(f.abort);
+  const Finding& f = aborted_verdict(d);
   CHECK(f.abort->ranks == std::vector<int>{0});
   CHECK(f.abort->not_reached == std::vector<int>{1});
   CHECK(f.abort->pending_ns == 1 * kSecond);
@@ -125,9 +129,7 @@ TEST_CASE("report: a rank still inside ncclCommAbort") {
   for (int r = 0; r < 2; ++r) abort_world(job[r], kStart + 2 * kSecond, /*inside=*/r == 1);
   same_heartbeats(job);
   Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::Aborted);
-  REQUIRE(f.abort);
+  const Finding& f = aborted_verdict(d);
   CHECK(f.abort->ranks == std::vector<int>{0, 1});
   CHECK(f.abort->inside == std::vector<int>{1});
   CHECK(has(verdict_line(d), "ABORTED: ranks 0-1 aborted comm world"));
@@ -171,9 +173,7 @@ TEST_CASE("report: NCCL's asynchronous error is named with the abort") {
   job[1].comms[0].async_error = 6;  // ncclRemoteError
   same_heartbeats(job);
   Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::Aborted);
-  REQUIRE(f.abort);
+  const Finding& f = aborted_verdict(d);
   REQUIRE(f.abort->async_errors.size() == 1);
   CHECK(f.abort->async_errors[0].ranks == std::vector<int>{1});
   CHECK(has(verdict_line(d), "NCCL reported an asynchronous error: ncclRemoteError on rank 1"));
@@ -185,9 +185,7 @@ TEST_CASE("report: the abort known only from the communicator's state (its recor
   job[0].comms[0].state = CommState::Aborted;  // no ncclCommAbort record, no end time
   same_heartbeats(job);
   Diagnosis d = job.diagnose();
-  const Finding& f = verdict_of(d);
-  CHECK(f.kind == Kind::Aborted);
-  REQUIRE(f.abort);
+  const Finding& f = aborted_verdict(d);
   CHECK(f.abort->ranks == std::vector<int>{0});
   CHECK(f.abort->pending_ns == 0);  // when: unknown, and not guessed
   CHECK(has(verdict_line(d), "after all_reduce #4 at train.py:88 (iteration 4) was pending; every rank had issued it"));

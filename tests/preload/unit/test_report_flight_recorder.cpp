@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/inputs/flight_recorder/fr_dump.h"
@@ -74,18 +75,14 @@ void entry(pickle::PickleWriter& w, const EntrySpec& e, int64_t record_id) {
   w.string(e.profiling);
   w.string("time_created_ns");
   w.integer(1000 + record_id);
-  w.string("input_sizes");
-  sizes(w, e.in);
-  w.string("input_dtypes");
-  w.begin_list();
-  w.string(e.dtype);
-  w.end();
-  w.string("output_sizes");
-  sizes(w, e.out);
-  w.string("output_dtypes");
-  w.begin_list();
-  w.string(e.dtype);
-  w.end();
+  for (const auto& [side, shapes] : {std::pair{"input", &e.in}, std::pair{"output", &e.out}}) {
+    w.string(std::string(side) + "_sizes");
+    sizes(w, *shapes);
+    w.string(std::string(side) + "_dtypes");
+    w.begin_list();
+    w.string(e.dtype);
+    w.end();
+  }
   w.string("state");
   w.string(e.state);
   w.string("time_discovered_completed_ns");

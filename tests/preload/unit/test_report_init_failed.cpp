@@ -3,6 +3,7 @@
 // waiting in init for them; advice per error.
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "report_test_util.h"
@@ -30,6 +31,12 @@ void init_call(synth::Rank& r, int32_t result, const std::string& text) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// Checks that `text` contains each of `parts`; a missing one is reported with the text.
+void check_contains_all(const std::string& text, std::initializer_list<std::string> parts) {
+  INFO(text);
+  for (const std::string& part : parts) CHECK_MESSAGE(contains(text, part), "missing: ", part);
+}
+
 std::string all_hints(const Diagnosis& d) {
   std::string out;
   for (const auto& h : d.hints) out += h + "\n";
@@ -56,15 +63,8 @@ TEST_CASE("report init failed: one rank's init error is the verdict, with NCCL's
   CHECK(f.failures[0].error == "ncclUnhandledCudaError");
   CHECK(f.failures[0].result == 1);
   CHECK(f.failures[0].text == text);
-  std::string line = verdict_line(d);
-  CHECK(contains(line, "INIT FAILED"));
-  CHECK(contains(line, "rank 1"));
-  CHECK(contains(line, "ncclUnhandledCudaError"));
-  CHECK(contains(line, text));
-  std::string hints = all_hints(d);
-  CHECK(contains(hints, "nvidia-smi"));
-  CHECK(contains(hints, "CUDA_VISIBLE_DEVICES"));
-  CHECK(contains(hints, "NCCL_DEBUG=INFO"));
+  check_contains_all(verdict_line(d), {"INIT FAILED", "rank 1", "ncclUnhandledCudaError", text});
+  check_contains_all(all_hints(d), {"nvidia-smi", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG=INFO"});
 }
 
 TEST_CASE("report init failed: different errors on different ranks are grouped") {
@@ -82,12 +82,8 @@ TEST_CASE("report init failed: different errors on different ranks are grouped")
   std::vector<std::vector<int>> groups{f.failures[0].ranks, f.failures[1].ranks};
   CHECK(std::count(groups.begin(), groups.end(), std::vector<int>{0, 2}) == 1);
   CHECK(std::count(groups.begin(), groups.end(), std::vector<int>{1}) == 1);
-  std::string line = verdict_line(d);
-  CHECK(contains(line, "ncclUnhandledCudaError"));
-  CHECK(contains(line, "ncclSystemError"));
-  std::string hints = all_hints(d);
-  CHECK(contains(hints, "NCCL_SOCKET_IFNAME"));
-  CHECK(contains(hints, "nvidia-smi"));
+  check_contains_all(verdict_line(d), {"ncclUnhandledCudaError", "ncclSystemError"});
+  check_contains_all(all_hints(d), {"NCCL_SOCKET_IFNAME", "nvidia-smi"});
 }
 
 TEST_CASE("report init failed: a failure without recorded text still names the error") {

@@ -23,26 +23,26 @@ TEST_CASE("report: a count that changed on one rank names that rank, even among 
 }
 
 TEST_CASE("report: dtype, reduce op and op mismatches") {
-  Job job(4);
-  for (int r = 0; r < 4; ++r) steps(job[r], 0, 2, true);
-  job[1].calls.back().dtype = 6;  // float16
-  Diagnosis d = job.diagnose();
-  CHECK(verdict_of(d).kind == Kind::DtypeMismatch);
-  CHECK(verdict_of(d).culprits == std::vector<int>{1});
-
-  Job redop(4);
-  for (int r = 0; r < 4; ++r) steps(redop[r], 0, 2, true);
-  redop[2].calls.back().red_op = 2;  // max
-  Diagnosis e = redop.diagnose();
-  CHECK(verdict_of(e).kind == Kind::ReduceOpMismatch);
-  CHECK(verdict_of(e).culprits == std::vector<int>{2});
-
-  Job op(4);
-  for (int r = 0; r < 4; ++r) steps(op[r], 0, 2, true);
-  op[3].calls.back().op = Op::AllGather;
-  Diagnosis o = op.diagnose();
-  CHECK(verdict_of(o).kind == Kind::OpMismatch);
-  CHECK(verdict_of(o).culprits == std::vector<int>{3});
+  // Each case: four ranks pending in the same all_reduce, one of them passing something else.
+  const struct {
+    Kind kind;
+    int culprit;
+    void (*change)(synth::Call&);
+  } cases[] = {
+      {Kind::DtypeMismatch, 1, [](synth::Call& c) { c.dtype = 6; }},  // float16
+      {Kind::ReduceOpMismatch, 2, [](synth::Call& c) { c.red_op = 2; }},  // max
+      {Kind::OpMismatch, 3, [](synth::Call& c) { c.op = Op::AllGather; }},
+  };
+  for (const auto& c : cases) {
+    const char* kind = kind_name(c.kind);
+    CAPTURE(kind);
+    Job job(4);
+    for (int r = 0; r < 4; ++r) steps(job[r], 0, 2, true);
+    c.change(job[c.culprit].calls.back());
+    Diagnosis d = job.diagnose();
+    CHECK(verdict_of(d).kind == c.kind);
+    CHECK(verdict_of(d).culprits == std::vector<int>{c.culprit});
+  }
 }
 
 TEST_CASE("report: a root mismatch without history: the majority, or on a tie the lowest rank, is the reference") {

@@ -252,6 +252,14 @@ def group_gc(report, args, targets, workdir):
         target.kill()
 
 
+def thread_states(run, native_id):
+    """(problems, the thread states on OS thread `native_id`) of a `pyframes --json` run."""
+    if run.returncode != 0:
+        return [run.describe()], []
+    process = json.loads(run.stdout)["processes"][0]
+    return [], [t for t in process["threads"] if t["native_id"] == native_id]
+
+
 def group_subinterp(report, args, targets, workdir):
     target = targets.start("case_subinterp.py")
     from self_recording import wait_asleep, wait_truth
@@ -260,10 +268,8 @@ def group_subinterp(report, args, targets, workdir):
     target.truth = truth
     ids = (truth["outer"]["interpreter"], truth["inner"]["interpreter"])
     for label, run in sources(args, target, workdir, []):
-        problems = [run.describe()] if run.returncode != 0 else []
+        problems, states = thread_states(run, truth["native_id"])
         if not problems:
-            process = json.loads(run.stdout)["processes"][0]
-            states = [t for t in process["threads"] if t["native_id"] == truth["native_id"]]
             if len(states) != 2:
                 problems.append("%d thread states on OS thread %d, expected 2" % (len(states), truth["native_id"]))
             else:
@@ -283,10 +289,8 @@ def group_subinterp(report, args, targets, workdir):
     # --native: the OS thread's native stack is sliced between its thread states (as pystack does):
     # each keeps its Python frames, gets native frames, and none says its stack was not merged.
     for label, run in sources(args, target, workdir, ["--native"]):
-        problems = [run.describe()] if run.returncode != 0 else []
+        problems, states = thread_states(run, truth["native_id"])
         if not problems:
-            process = json.loads(run.stdout)["processes"][0]
-            states = [t for t in process["threads"] if t["native_id"] == truth["native_id"]]
             if len(states) != 2:
                 problems.append("%d thread states on OS thread %d, expected 2" % (len(states), truth["native_id"]))
             for state, part in zip(states, ("outer", "inner")):

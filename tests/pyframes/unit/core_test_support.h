@@ -61,6 +61,24 @@ inline Bytes pattern(size_t size, unsigned seed) {
   return out;
 }
 
+// An ELF header whose program headers follow it directly; the synthetic files below all start so.
+inline Elf64_Ehdr elf_header(unsigned char elf_class, unsigned char data, uint16_t type, uint16_t machine,
+                             uint16_t phnum) {
+  Elf64_Ehdr ehdr{};
+  std::memcpy(ehdr.e_ident, ELFMAG, SELFMAG);
+  ehdr.e_ident[EI_CLASS] = elf_class;
+  ehdr.e_ident[EI_DATA] = data;
+  ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+  ehdr.e_type = type;
+  ehdr.e_machine = machine;
+  ehdr.e_version = EV_CURRENT;
+  ehdr.e_phoff = sizeof(Elf64_Ehdr);
+  ehdr.e_ehsize = sizeof(Elf64_Ehdr);
+  ehdr.e_phentsize = sizeof(Elf64_Phdr);
+  ehdr.e_phnum = phnum;
+  return ehdr;
+}
+
 struct SyntheticNote {
   std::string name;
   uint32_t type;
@@ -99,18 +117,7 @@ struct SyntheticCore {
     size_t phnum = 1 + segments.size();
     size_t offset = sizeof(Elf64_Ehdr) + phnum * sizeof(Elf64_Phdr);
     Bytes out(offset, 0);
-    Elf64_Ehdr ehdr{};
-    std::memcpy(ehdr.e_ident, ELFMAG, SELFMAG);
-    ehdr.e_ident[EI_CLASS] = elf_class;
-    ehdr.e_ident[EI_DATA] = data;
-    ehdr.e_ident[EI_VERSION] = EV_CURRENT;
-    ehdr.e_type = type;
-    ehdr.e_machine = machine;
-    ehdr.e_version = EV_CURRENT;
-    ehdr.e_phoff = sizeof(Elf64_Ehdr);
-    ehdr.e_ehsize = sizeof(Elf64_Ehdr);
-    ehdr.e_phentsize = sizeof(Elf64_Phdr);
-    ehdr.e_phnum = static_cast<uint16_t>(phnum);
+    const Elf64_Ehdr ehdr = elf_header(elf_class, data, type, machine, static_cast<uint16_t>(phnum));
     std::memcpy(out.data(), &ehdr, sizeof ehdr);
 
     std::vector<Elf64_Phdr> phdrs;
@@ -206,18 +213,7 @@ constexpr uint32_t kNtSiginfo = 0x53494749;
 // with a recognizable pattern: stands in for a library a core maps.
 inline Bytes elf_with_build_id(const Bytes& build_id, size_t size, unsigned seed) {
   Bytes out = pattern(size, seed);
-  Elf64_Ehdr ehdr{};
-  std::memcpy(ehdr.e_ident, ELFMAG, SELFMAG);
-  ehdr.e_ident[EI_CLASS] = ELFCLASS64;
-  ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr.e_ident[EI_VERSION] = EV_CURRENT;
-  ehdr.e_type = ET_DYN;
-  ehdr.e_machine = EM_X86_64;
-  ehdr.e_version = EV_CURRENT;
-  ehdr.e_phoff = sizeof(Elf64_Ehdr);
-  ehdr.e_ehsize = sizeof(Elf64_Ehdr);
-  ehdr.e_phentsize = sizeof(Elf64_Phdr);
-  ehdr.e_phnum = 1;
+  const Elf64_Ehdr ehdr = elf_header(ELFCLASS64, ELFDATA2LSB, ET_DYN, EM_X86_64, 1);
   std::memcpy(out.data(), &ehdr, sizeof ehdr);
   size_t note_at = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
   Bytes note;

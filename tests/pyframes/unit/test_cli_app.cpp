@@ -29,6 +29,20 @@ Result<Process> fake_reader(int64_t pid, const ReadOptions&) {
   return samples::two_thread_process(pid);
 }
 
+// Runs pyframes on `pid`, read as the sample process with `truncate` applied: a truncated stack
+// is a target problem (exit 1) reported in one line on stderr, however many threads it hit.
+Output run_truncated(const std::string& pid, void (*truncate)(Process&)) {
+  auto truncating = [truncate](int64_t target, const ReadOptions&) -> Result<Process> {
+    Process process = samples::two_thread_process(target);
+    truncate(process);
+    return process;
+  };
+  Output output;
+  CHECK(run_pyframes({pid}, Terminal{}, truncating, "1.0", output) == kExitTargetProblem);
+  CHECK(count_lines(output.err) == 1);
+  return output;
+}
+
 }  // namespace
 
 TEST_CASE("cli app: one failing PID prints one error line, the others still print, exit 1") {
@@ -118,30 +132,20 @@ TEST_CASE("cli app: --lock reaches the reader, default never locks") {
 }
 
 TEST_CASE("cli app: a truncated stack is printed, reported on stderr and exits 1") {
-  auto truncating = [](int64_t pid, const ReadOptions&) -> Result<Process> {
-    Process process = samples::two_thread_process(pid);
+  const Output output = run_truncated("20", [](Process& process) {
     process.threads[1].truncated = true;
     process.threads[1].truncation_reason = "frame chain loops back";
-    return process;
-  };
-  Output output;
-  CHECK(run_pyframes({"20"}, Terminal{}, truncating, "1.0", output) == kExitTargetProblem);
-  CHECK(count_lines(output.err) == 1);
+  });
   CHECK(output.err.find("frame chain loops back") != std::string::npos);
   CHECK(output.out.find("truncated: frame chain loops back") != std::string::npos);
 }
 
 TEST_CASE("cli app: several truncated threads still give one error line for the process") {
-  auto truncating = [](int64_t pid, const ReadOptions&) -> Result<Process> {
-    Process process = samples::two_thread_process(pid);
+  const Output output = run_truncated("30", [](Process& process) {
     for (Thread& thread : process.threads) thread.truncated = true;
     process.threads[0].native_id = 0;
     process.threads[0].thread_id = 0;
-    return process;
-  };
-  Output output;
-  CHECK(run_pyframes({"30"}, Terminal{}, truncating, "1.0", output) == kExitTargetProblem);
-  CHECK(count_lines(output.err) == 1);
+  });
   CHECK(output.err.find("thread #1") != std::string::npos);
   CHECK(output.err.find("1 more threads truncated") != std::string::npos);
 }

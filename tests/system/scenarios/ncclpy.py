@@ -318,22 +318,25 @@ def all_to_all_single(output, input, group=None):
     _done(pg)
 
 
+def _rooted(kind, tensor, root_tensors, root, group):
+    """gather and scatter: this rank's buffer, the group, the root's rank in it, and the root's one
+    flat tensor of size * numel elements (None elsewhere)."""
+    buf = as_buffer(tensor)
+    pg = _collective(group, kind, buf, root)
+    on_root = as_buffer(root_tensors).ptr if root_tensors is not None else None
+    return buf, pg, _group_rank(pg, root), on_root
+
+
 def gather(tensor, gather_list=None, dst=0, group=None):
     """gather_list: on dst, one flat output tensor of size * numel elements."""
-    buf = as_buffer(tensor)
-    pg = _collective(group, "gather", buf, dst)
-    root = _group_rank(pg, dst)
-    out = as_buffer(gather_list).ptr if gather_list is not None else None
+    buf, pg, root, out = _rooted("gather", tensor, gather_list, dst, group)
     _check(_nccl.ncclGather(buf.ptr, out, buf.count, buf.dtype, root, pg.comm, _stream_handle()), "ncclGather", pg)
     _done(pg)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None):
     """scatter_list: on src, one flat input tensor of size * numel elements."""
-    buf = as_buffer(tensor)
-    pg = _collective(group, "scatter", buf, src)
-    root = _group_rank(pg, src)
-    inp = as_buffer(scatter_list).ptr if scatter_list is not None else None
+    buf, pg, root, inp = _rooted("scatter", tensor, scatter_list, src, group)
     _check(_nccl.ncclScatter(inp, buf.ptr, buf.count, buf.dtype, root, pg.comm, _stream_handle()), "ncclScatter", pg)
     _done(pg)
 

@@ -78,6 +78,22 @@ class Reader {
   size_t frame_base() const { return marks_.empty() ? 0 : marks_.back(); }
   size_t frame_size() const { return stack_.size() - frame_base(); }
 
+  // APPENDS and SETITEMS: closes the newest MARK, which must have the `container` they fill
+  // just below it. Returns the stack position of the mark (never 0 then), or 0 after stop().
+  size_t pop_mark_above(size_t at, const char* opcode, const char* container) {
+    if (marks_.empty()) {
+      stop(at, fmt::format("{} without a MARK", opcode));
+      return 0;
+    }
+    const size_t from = marks_.back();
+    marks_.pop_back();
+    if (from <= frame_base()) {
+      stop(at, fmt::format("{} with no {} below its MARK (stack underflow)", opcode, container));
+      return 0;
+    }
+    return from;
+  }
+
   bool push_new(ValueId v, size_t at) {
     if (doc_.value_count() > limits_.max_values) {
       return stop(at, fmt::format("more than {} values (a Flight Recorder dump holds far fewer)", limits_.max_values));
@@ -170,10 +186,8 @@ class Reader {
         return true;
       }
       case op::kAppends: {
-        if (marks_.empty()) return stop(at, "APPENDS without a MARK");
-        size_t from = marks_.back();
-        marks_.pop_back();
-        if (from <= frame_base()) return stop(at, "APPENDS with no list below its MARK (stack underflow)");
+        const size_t from = pop_mark_above(at, "APPENDS", "list");
+        if (from == 0) return false;
         ValueId list = stack_[from - 1];
         if (!doc_.is(list, Kind::List)) return stop(at, fmt::format("APPENDS to a {}, not a list", kind_name(doc_.kind(list))));
         for (size_t i = from; i < stack_.size(); ++i) doc_.append(list, stack_[i]);
@@ -188,10 +202,8 @@ class Reader {
         return set_item(stack_.back(), key, value, at);
       }
       case op::kSetItems: {
-        if (marks_.empty()) return stop(at, "SETITEMS without a MARK");
-        size_t from = marks_.back();
-        marks_.pop_back();
-        if (from <= frame_base()) return stop(at, "SETITEMS with no dict below its MARK (stack underflow)");
+        const size_t from = pop_mark_above(at, "SETITEMS", "dict");
+        if (from == 0) return false;
         ValueId dict = stack_[from - 1];
         size_t n = stack_.size() - from;
         for (size_t i = from; i + 1 < stack_.size(); i += 2) {
