@@ -466,10 +466,12 @@ pyframes::Result<Ledger> LedgerReader::read(const std::string& path, LedgerBytes
   // A private copy read with pread, never a mapping: a file cut by someone else while mapped
   // would kill this process with SIGBUS (snapshot.h). Into memory kept from the last ledger:
   // only the parsed Ledger outlives this call.
-  PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_));
+  PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_, scratch_));
   auto parsed = parse_ledger(bytes_.data(), bytes_.size(), path, bytes_kind);
   constexpr size_t kKeptBytes = 4u << 20;  // a huge ledger's copy is not kept for the next one
   if (bytes_.capacity() > kKeptBytes) std::vector<unsigned char>().swap(bytes_);
+  if (scratch_.early.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.early);
+  if (scratch_.after.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.after);
   return parsed;
 }
 

@@ -16,6 +16,7 @@
 
 #include "ledger/format.h"
 #include "ledger/identity.h"
+#include "ledger/snapshot.h"
 #include "pyframes/result.h"
 
 namespace hangshim::ledger {
@@ -138,6 +139,7 @@ class LedgerReader {
   std::string dir_;
   int dir_fd_ = -1;
   std::vector<unsigned char> bytes_;
+  SnapshotScratch scratch_;
 };
 
 // Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`

@@ -6,7 +6,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <memory>
+#include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,7 +20,6 @@ using pyframes::make_error;
 
 namespace {
 
-constexpr uint64_t kRingChunk = 4096;  // ring entries copied per pass (512 KiB)
 constexpr int kEntryRetries = 4;       // per unstable ring entry, after its chunk
 
 // Orders the loads the kernel made for one pread before those of the next (a no-op on x86,
@@ -110,36 +110,37 @@ class Copier {
     }
     return make_error(ErrorKind::Io, fmt::format("cannot read {}: {}", source_, std::strerror(errno)));
   }
-  pyframes::Result<void> copy_in_place(uint64_t offset, uint64_t length) { return copy(out_.data() + offset, length, offset); }
+  pyframes::Result<void> copy_in_place(uint64_t offset, uint64_t length) {
+    copied_.push_back({offset, length});
+    return copy(out_.data() + offset, length, offset);
+  }
 
-  // Pass 4: the ring slots [first, first + count), in chunks. The contents are read straight
-  // into their place in the copy; the stamps before and after go to two scratch chunks, left
-  // uninitialized (a report reads tens of thousands of ledgers: three fresh zeroed buffers for
-  // each, and a copy of the contents, were a tenth of its time). Nothing is kept after the
-  // snapshot: the shim reads ledgers too (sweeping dead ones), in the job's own process.
-  pyframes::Result<void> copy_ring(const Plan& plan, uint64_t first, uint64_t count) {
-    for (uint64_t done = 0; done < count;) {
-      uint64_t n = std::min(kRingChunk, count - done);
-      uint64_t offset = plan.ring_offset + (first + done) * sizeof(RingEntry);
-      if (scratch_entries_ < n) {
-        before_.reset(new RingEntry[n]);
-        after_.reset(new RingEntry[n]);
-        scratch_entries_ = n;
-      }
-      RingEntry* before = before_.get();
-      RingEntry* after = after_.get();
-      PYFRAMES_CHECK(copy(before, n * sizeof(RingEntry), offset));
-      loads_in_order();
-      PYFRAMES_CHECK(copy_in_place(offset, n * sizeof(RingEntry)));
-      loads_in_order();
-      PYFRAMES_CHECK(copy(after, n * sizeof(RingEntry), offset));
-      for (uint64_t i = 0; i < n; ++i) {
-        uint64_t at = offset + i * sizeof(RingEntry);
-        uint64_t stamp;
-        std::memcpy(&stamp, out_.data() + at + offsetof(RingEntry, stamp), sizeof stamp);
-        if (!stable(before[i].stamp, stamp, after[i].stamp)) PYFRAMES_CHECK(copy_entry_alone(at));
-      }
-      done += n;
+  // Zeroes every byte of the copy that no copy_in_place wrote: what was not copied (unused
+  // entries and slots) reads as never written, never as the previous ledger's bytes left in
+  // the reused buffer. Cheaper than zeroing the whole copy first (most of it is then copied).
+  void zero_the_rest() {
+    std::sort(copied_.begin(), copied_.end());
+    uint64_t at = 0;
+    for (const auto& [offset, length] : copied_) {
+      if (offset > at) std::memset(out_.data() + at, 0, offset - at);
+      at = std::max(at, offset + length);
+    }
+    if (size_ > at) std::memset(out_.data() + at, 0, size_ - at);
+  }
+
+  // Pass 4's check of the ring slots [0, count) (one run: the newest min(head, capacity)
+  // records always are slots 0.. when the ring has not wrapped, every slot when it has): the
+  // stamps `before` (pass 2) and `after` (pass 4) frame the contents (pass 3). An entry whose
+  // stamps differ or are odd is retried alone, then marked odd.
+  pyframes::Result<void> check_ring(const Plan& plan, uint64_t count, const unsigned char* before, const unsigned char* after) {
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t in_ring = i * sizeof(RingEntry) + offsetof(RingEntry, stamp);
+      uint64_t at = plan.ring_offset + i * sizeof(RingEntry);
+      uint64_t stamp_before, stamp, stamp_after;
+      std::memcpy(&stamp_before, before + in_ring, sizeof stamp_before);
+      std::memcpy(&stamp, out_.data() + at + offsetof(RingEntry, stamp), sizeof stamp);
+      std::memcpy(&stamp_after, after + in_ring, sizeof stamp_after);
+      if (!stable(stamp_before, stamp, stamp_after)) PYFRAMES_CHECK(copy_entry_alone(at));
     }
     return {};
   }
@@ -173,15 +174,17 @@ class Copier {
   uint64_t size_;
   const std::string& source_;
   std::vector<unsigned char>& out_;
-  std::unique_ptr<RingEntry[]> before_, after_;  // pass 4's stamps, scratch_entries_ each
-  uint64_t scratch_entries_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> copied_;  // (offset, length) of each copy_in_place
 };
 
-// Pass 3's ranges, given in file order, merged into one read where the gap between two is at
-// most kMaxMergedGap bytes.
+// Ranges given in file order, merged into one read where the gap between two is at most
+// kMaxMergedGap bytes (the bytes between them, unused entries, are copied too and never looked
+// at): a syscall costs as much as copying a few pages, and a report makes these calls for
+// every ledger. Each merged run is read by `read(offset, length)`.
+template <typename Read>
 class CopyRuns {
  public:
-  explicit CopyRuns(Copier& copier) : copier_(copier) {}
+  explicit CopyRuns(Read read) : read_(read) {}
   pyframes::Result<void> add(uint64_t offset, uint64_t length) {
     if (length == 0) return {};
     if (length_ > 0 && offset >= offset_ + length_ && offset - (offset_ + length_) <= kMaxMergedGap) {
@@ -197,14 +200,21 @@ class CopyRuns {
     if (length_ == 0) return {};
     uint64_t length = length_;
     length_ = 0;
-    return copier_.copy_in_place(offset_, length);
+    return read_(offset_, length);
   }
 
  private:
   static constexpr uint64_t kMaxMergedGap = 16 * 1024;
-  Copier& copier_;
+  Read read_;
   uint64_t offset_ = 0;
   uint64_t length_ = 0;
+};
+
+// A byte range of the file, for putting pass 2's ranges in file order.
+struct Range {
+  uint64_t offset;
+  uint64_t length;
+  bool operator<(const Range& other) const { return offset < other.offset; }
 };
 
 }  // namespace
@@ -216,13 +226,20 @@ pyframes::Result<std::vector<unsigned char>> snapshot_ledger(int fd, uint64_t si
 }
 
 pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out) {
+  SnapshotScratch scratch;
+  return snapshot_ledger_into(fd, size, source, out, scratch);
+}
+
+pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out,
+                                            SnapshotScratch& scratch) {
   if (size > kMaxLedgerFileSize) {
     return make_error(ErrorKind::Corrupt,
                       fmt::format("{}: {} bytes is implausibly large for a ledger", source, size),
                       "pass a file from HANGSHIM_DIR (default /dev/shm/hangshim-$UID)");
   }
-  // Zeroed: what is not copied below (unused entries and slots) reads as never written.
-  out.assign(static_cast<size_t>(size), 0);
+  // Sized, not zeroed: a reused buffer of the same size costs nothing here; what is not copied
+  // below is zeroed at the end (Copier::zero_the_rest).
+  out.resize(static_cast<size_t>(size));
   Copier copier(fd, size, source, out);
   Header first{};
   if (size < sizeof(Header)) {
@@ -240,30 +257,43 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
     return {};
   }
   loads_in_order();
-  // Pass 2: the state words of the entries the counts cover (copied with their entries, one
-  // read per section; only the states are kept).
-  std::vector<unsigned char> early;
-  std::vector<uint32_t> comm_states(plan.comm_count), callsite_states(plan.callsite_count);
-  early.resize(plan.comm_count * sizeof(CommEntry));
-  PYFRAMES_CHECK(copier.copy(early.data(), early.size(), plan.comm_offset));
-  for (uint64_t i = 0; i < plan.comm_count; ++i) {
-    std::memcpy(&comm_states[i], early.data() + i * sizeof(CommEntry) + offsetof(CommEntry, state), 4);
-  }
-  early.resize(plan.callsite_count * plan.callsite_entry_size);
-  PYFRAMES_CHECK(copier.copy(early.data(), early.size(), plan.callsite_offset));
-  for (uint64_t i = 0; i < plan.callsite_count; ++i) {
-    std::memcpy(&callsite_states[i], early.data() + i * plan.callsite_entry_size + offsetof(CallsiteEntry, state), 4);
-  }
+  // The ring slots of the newest min(head, capacity) records: slots 0.. (one run either way).
+  uint64_t records = std::min(plan.ring_head, plan.ring_capacity);
+  uint64_t ring_bytes = records * sizeof(RingEntry);
+  // Pass 2: the state words of the entries the counts cover, and the stamps of those ring
+  // slots before their contents are copied (each read with its whole entry, in as few reads as
+  // their places allow; only the states and stamps are looked at).
+  Range early_ranges[] = {{plan.comm_offset, plan.comm_count * sizeof(CommEntry)},
+                          {plan.ring_offset, ring_bytes},
+                          {plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size}};
+  std::sort(std::begin(early_ranges), std::end(early_ranges));
+  uint64_t early_begin = early_ranges[0].offset;
+  uint64_t early_end = early_begin;
+  for (const Range& r : early_ranges) early_end = std::max(early_end, r.offset + r.length);
+  // make_plan put every section inside the file: early_end - early_begin <= size.
+  if (scratch.early.size() < early_end - early_begin) scratch.early.resize(early_end - early_begin);
+  unsigned char* early = scratch.early.data();
+  CopyRuns early_runs([&](uint64_t offset, uint64_t length) { return copier.copy(early + (offset - early_begin), length, offset); });
+  for (const Range& r : early_ranges) PYFRAMES_CHECK(early_runs.add(r.offset, r.length));
+  PYFRAMES_CHECK(early_runs.flush());
+  auto early_at = [&](uint64_t offset) { return early + (offset - early_begin); };
   loads_in_order();
-  // Pass 3: contents. Parts that lie close together are read in one pread (the bytes between
-  // them, unused entries, are copied too and never looked at): a syscall costs as much as
-  // copying a few pages, and a report makes these calls for every ledger.
-  CopyRuns runs(copier);
-  PYFRAMES_CHECK(runs.add(0, kHeaderSize));
-  PYFRAMES_CHECK(runs.add(plan.comm_offset, plan.comm_count * sizeof(CommEntry)));
-  PYFRAMES_CHECK(runs.add(plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size));
-  PYFRAMES_CHECK(runs.add(plan.strings_offset, plan.strings_used));
+  // Pass 3: contents, the ring slots' included, straight into their place in the copy.
+  CopyRuns runs([&](uint64_t offset, uint64_t length) { return copier.copy_in_place(offset, length); });
+  Range content_ranges[] = {{0, kHeaderSize},
+                            {plan.comm_offset, plan.comm_count * sizeof(CommEntry)},
+                            {plan.ring_offset, ring_bytes},
+                            {plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size},
+                            {plan.strings_offset, plan.strings_used}};
+  std::sort(std::begin(content_ranges), std::end(content_ranges));
+  for (const Range& r : content_ranges) PYFRAMES_CHECK(runs.add(r.offset, r.length));
   PYFRAMES_CHECK(runs.flush());
+  loads_in_order();
+  // Pass 4: the ring slots' stamps after their contents were copied.
+  if (scratch.after.size() < ring_bytes) scratch.after.resize(ring_bytes);
+  if (ring_bytes > 0) PYFRAMES_CHECK(copier.copy(scratch.after.data(), ring_bytes, plan.ring_offset));
+  PYFRAMES_CHECK(copier.check_ring(plan, records, early_at(plan.ring_offset), scratch.after.data()));
+  copier.zero_the_rest();
   // The earlier passes' view of what is published replaces the contents' own.
   auto* header = reinterpret_cast<Header*>(out.data());
   std::memcpy(header->magic, first.magic, sizeof first.magic);
@@ -274,19 +304,12 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
   header->strings_used = first.strings_used;
   header->error_state = first.error_state;
   for (uint64_t i = 0; i < plan.comm_count; ++i) {
-    std::memcpy(out.data() + plan.comm_offset + i * sizeof(CommEntry) + offsetof(CommEntry, state), &comm_states[i], 4);
+    uint64_t at = plan.comm_offset + i * sizeof(CommEntry) + offsetof(CommEntry, state);
+    std::memcpy(out.data() + at, early_at(at), 4);
   }
   for (uint64_t i = 0; i < plan.callsite_count; ++i) {
-    std::memcpy(out.data() + plan.callsite_offset + i * plan.callsite_entry_size + offsetof(CallsiteEntry, state),
-                &callsite_states[i], 4);
-  }
-  // Pass 4: the ring slots of the newest min(head, capacity) records (at most two runs).
-  uint64_t records = std::min(plan.ring_head, plan.ring_capacity);
-  if (records > 0) {
-    uint64_t first_slot = (plan.ring_head - records) & (plan.ring_capacity - 1);
-    uint64_t run = std::min(records, plan.ring_capacity - first_slot);
-    PYFRAMES_CHECK(copier.copy_ring(plan, first_slot, run));
-    if (run < records) PYFRAMES_CHECK(copier.copy_ring(plan, 0, records - run));
+    uint64_t at = plan.callsite_offset + i * plan.callsite_entry_size + offsetof(CallsiteEntry, state);
+    std::memcpy(out.data() + at, early_at(at), 4);
   }
   return {};
 }

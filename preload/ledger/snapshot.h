@@ -15,6 +15,9 @@
 //   4. the ring slots of the records ring_head covers, three times each (stamp before, contents,
 //      stamp after: the seqlock of access.h across three copies); an entry whose stamps differ or
 //      are odd is retried alone, then marked odd in the copy, which the parser counts as busy.
+//      The three copies are made with passes 2, 3 and a last one of their own: the slots'
+//      "before" copy is read with the states, their contents with the other contents (each
+//      pass in as few reads as the parts' places allow; about 4 reads per ledger, not 8).
 // The publication fields and states from passes 1-2 replace those of pass 3 in the copy, so
 // the parser never looks at anything the earlier passes did not vouch for.
 #pragma once
@@ -37,5 +40,14 @@ inline constexpr uint64_t kMaxLedgerFileSize = 1ull << 30;
 pyframes::Result<std::vector<unsigned char>> snapshot_ledger(int fd, uint64_t size, const std::string& source);
 // The same into `out` (resized to `size`), whose memory a caller reading many ledgers reuses.
 pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out);
+
+// Memory the passes before and after the contents read into, kept by a caller reading many
+// ledgers (LedgerReader); nothing in it is looked at after the snapshot.
+struct SnapshotScratch {
+  std::vector<unsigned char> early;  // pass 2: the entries with their states, the ring slots with their stamps
+  std::vector<unsigned char> after;  // the last pass: the ring slots with their stamps
+};
+pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out,
+                                            SnapshotScratch& scratch);
 
 }  // namespace hangshim::ledger

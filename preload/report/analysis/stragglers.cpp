@@ -57,23 +57,23 @@ std::string op_text(const CallTiming& t) {
 }
 
 // A member's collectives on a communicator (`id` in its ledger), by sequence number, one per
-// number: pointers into its view's history, in ring order already unless damaged.
-void member_calls(const RankView& v, uint32_t id, std::vector<const CallTiming*>& out) {
+// number: copies of its view's (packed) history, in ring order already unless damaged.
+void member_calls(const RankView& v, uint32_t id, std::vector<CallTiming>& out) {
   out.clear();
   if (id == 0) return;
   for (const CallTiming& t : v.history) {
-    if (counts_as_collective(t) && t.comm == id) out.push_back(&t);
+    if (counts_as_collective(t) && t.comm == id) out.push_back(t);
   }
-  auto by_seq = [](const CallTiming* x, const CallTiming* y) { return x->seq < y->seq; };
+  auto by_seq = [](const CallTiming& x, const CallTiming& y) { return x.seq < y.seq; };
   if (!std::is_sorted(out.begin(), out.end(), by_seq)) std::stable_sort(out.begin(), out.end(), by_seq);
-  out.erase(std::unique(out.begin(), out.end(), [](auto* x, auto* y) { return x->seq == y->seq; }), out.end());
+  out.erase(std::unique(out.begin(), out.end(), [](const CallTiming& x, const CallTiming& y) { return x.seq == y.seq; }), out.end());
 }
 
 // `calls` (sorted, one per number) lined up with `seqs`, every one of which it holds.
-void line_up(std::vector<const CallTiming*>& calls, const std::vector<uint64_t>& seqs) {
+void line_up(std::vector<CallTiming>& calls, const std::vector<uint64_t>& seqs) {
   size_t j = 0, out = 0;
   for (uint64_t seq : seqs) {
-    while (calls[j]->seq < seq) ++j;
+    while (calls[j].seq < seq) ++j;
     calls[out++] = calls[j];
   }
   calls.resize(out);
@@ -91,10 +91,10 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   auto view_of = [&](size_t m) -> const RankView& { return a.in.ranks[g.members[m].view]; };
   // The collectives every member has: member 0's, intersected with each other member's.
   bool one_host = true;
-  std::vector<const CallTiming*> calls;
+  std::vector<CallTiming> calls;
   member_calls(view_of(0), member_id(0), calls);
   std::vector<uint64_t> seqs;
-  for (const CallTiming* t : calls) seqs.push_back(t->seq);
+  for (const CallTiming& t : calls) seqs.push_back(t.seq);
   for (size_t m = 0; m < n; ++m) {
     const RankView& v = view_of(m);
     // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
@@ -103,8 +103,8 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     member_calls(v, member_id(m), calls);
     size_t j = 0, kept = 0;
     for (uint64_t seq : seqs) {
-      while (j < calls.size() && calls[j]->seq < seq) ++j;
-      if (j < calls.size() && calls[j]->seq == seq) seqs[kept++] = seq;
+      while (j < calls.size() && calls[j].seq < seq) ++j;
+      if (j < calls.size() && calls[j].seq == seq) seqs[kept++] = seq;
     }
     seqs.resize(kept);
   }
@@ -119,7 +119,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     member_calls(view_of(m), member_id(m), calls);
     line_up(calls, seqs);
     for (size_t k = 0; k < compared; ++k) {
-      const CallTiming& t = *calls[k];
+      const CallTiming& t = calls[k];
       constexpr uint64_t kCap = uint64_t{1} << 62;
       arrival[k * n + m] = one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns());
     }
@@ -170,7 +170,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     s.last = last_count[m];
     s.since_seq = seqs[since];
     s.since_oldest = since == 0;
-    s.since_ns = calls[since]->issued_ns;
+    s.since_ns = calls[since].issued_ns;
     std::vector<int64_t> recent(late.begin() + static_cast<std::ptrdiff_t>(since), late.end());
     s.median_late_ns = median_of(recent);
     s.p95_late_ns = quantile_of(recent, 0.95);
@@ -179,7 +179,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     std::map<std::pair<std::string, uint32_t>, size_t> where;
     for (size_t k = since; k < seqs.size(); ++k) {
       if (last_of[k] != m) continue;
-      const CallTiming& t = *calls[k];
+      const CallTiming& t = calls[k];
       ++where[{op_text(t), t.callsite}];
     }
     auto top = std::max_element(where.begin(), where.end(), [](const auto& x, const auto& y) { return x.second < y.second; });

@@ -14,6 +14,7 @@
 #include "ledger/reader.h"
 #include "pyframes/model.h"
 #include "report/inputs/library_frames.h"
+#include "report/inputs/timing_history.h"
 
 namespace hangshim::report {
 
@@ -69,27 +70,13 @@ struct LocalSite {
   uint64_t hits = 0;          // how often this process issued a call from it
 };
 
-// When a call was issued and completed, for what needs many calls rather than the newest few:
-// straggler detection (who arrives last) and `hangshim watch`'s learned stall limits.
-// 32 bytes: 8192 ranks keep 128 each in 32 MiB.
-struct CallTiming {
-  uint64_t seq = 0;           // collective or send/recv number; 0 for life-cycle calls
-  uint64_t issued_ns = 0;
-  uint32_t wait_us = 0;       // issue to completion, in microseconds (at most about 71 minutes)
-  uint32_t comm = 0;          // the ledger's communicator id (RankView::comm), 0 none
-  uint32_t callsite = 0;      // the ledger's call-site id, 0 none
-  uint8_t op = 0;             // ledger::Op
-  uint16_t flags = 0;         // ledger::RecordFlag bits
-  uint64_t wait_ns() const { return uint64_t{wait_us} * 1000; }
-};
-
 struct RankView {
   std::string source;              // the ledger file, or "EXPORT.json: file"
   ledger::LedgerHeader header;
   std::vector<ledger::CommInfo> comms;
   std::vector<ledger::CallRecord> records;  // the newest calls, oldest first
   std::vector<LocalSite> sites;             // by ledger call-site id - 1
-  std::vector<CallTiming> history;          // the newest calls that ran and completed, oldest first
+  TimingHistory history;                    // the newest calls that ran and completed, oldest first
   std::vector<std::string> warnings;        // entries the reader skipped
   int rank = -1;                   // the rank shown: RANK, else its rank in its first communicator
   Liveness liveness = Liveness::Unknown;

@@ -183,6 +183,20 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
     inputs.warnings.push_back(fmt::format("{}: pid {} on {} has no RANK variable; read as the only process of its job (rank 0)",
                                           only.source, only.header.pid, only.header.host));
   }
+  auto by_rank_order = [](const RankView& a, const RankView& b) { return a.rank < b.rank; };
+  // The usual case, every view with a rank of its own: sorted where they are. The views are
+  // large (a report over 131 072 ranks holds 110 MiB of them): a second array of them, and a
+  // map of every rank, were the report's peak of memory and a tenth of its allocations.
+  {
+    std::vector<int> ranks;
+    ranks.reserve(inputs.ranks.size());
+    for (const auto& view : inputs.ranks) ranks.push_back(view.rank);
+    std::sort(ranks.begin(), ranks.end());
+    if ((ranks.empty() || ranks.front() >= 0) && std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end()) {
+      std::sort(inputs.ranks.begin(), inputs.ranks.end(), by_rank_order);
+      return;
+    }
+  }
   std::vector<RankView> kept;
   kept.reserve(inputs.ranks.size());
   std::map<int, size_t> by_rank;
@@ -213,7 +227,7 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
                                    newer ? view.source : other.source));
     if (newer) other = std::move(view);
   }
-  std::sort(kept.begin(), kept.end(), [](const RankView& a, const RankView& b) { return a.rank < b.rank; });
+  std::sort(kept.begin(), kept.end(), by_rank_order);
   inputs.ranks = std::move(kept);
 }
 

@@ -124,7 +124,10 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
   // Calls of a group ended with ncclGroupSimulateEnd never ran and gave their sequence numbers
   // back: the next real call has the same number, so they take no part in the diagnosis.
   std::erase_if(l.records, [](const ledger::CallRecord& r) { return (r.flags & ledger::kRecordSimulated) != 0; });
-  keep_history(l, options, v.history);
+  thread_local std::vector<CallTiming> history;  // unpacked, reused from one rank to the next
+  history.clear();
+  keep_history(l, options, history);
+  v.history.assign(history);
   trim_records(l, options);
   v.records = std::move(l.records);
 

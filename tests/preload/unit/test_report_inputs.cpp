@@ -260,3 +260,49 @@ TEST_CASE("report inputs: base64 decoding round-trips every length, skips zero r
   std::vector<unsigned char> out(8);
   CHECK(base64_decode("QUJD=", out.data(), out.size()) == -1);  // not a multiple of 4
 }
+
+namespace {
+
+// Every field of every timing read back from a TimingHistory, against the timings given.
+void check_history_round_trip(const std::vector<hangshim::report::CallTiming>& given) {
+  hangshim::report::TimingHistory history;
+  history.assign(given);
+  REQUIRE(history.size() == given.size());
+  size_t i = 0;
+  for (const hangshim::report::CallTiming& t : history) {
+    const auto& g = given[i++];
+    CHECK(t.seq == g.seq);
+    CHECK(t.issued_ns == g.issued_ns);
+    CHECK(t.wait_us == g.wait_us);
+    CHECK(t.comm == g.comm);
+    CHECK(t.callsite == g.callsite);
+    CHECK(t.op == g.op);
+    CHECK(t.flags == g.flags);
+  }
+  CHECK(i == given.size());
+}
+
+}  // namespace
+
+TEST_CASE("report inputs: packed timings read back exactly, and values too far apart to pack are kept whole") {
+  using hangshim::report::CallTiming;
+  std::vector<CallTiming> usual;
+  for (uint32_t k = 0; k < 128; ++k) {
+    // Two communicators, life-cycle calls (seq 0) among collectives, issue times a second apart.
+    usual.push_back({k % 7 == 0 ? 0 : 1000 + k, 1'700'000'000'000'000'000ull + uint64_t{k} * 1'000'000'007ull, 250 + k,
+                     1 + k % 2, 3 + k % 3, static_cast<uint8_t>(1 + k % 4), static_cast<uint16_t>(k % 2 ? 0x10 : 0)});
+  }
+  check_history_round_trip(usual);
+  check_history_round_trip({});
+  // Sequence numbers 2^32 apart, issue times 2^56 ns apart, more than 256 kinds of call.
+  std::vector<CallTiming> seq_far = usual;
+  seq_far.back().seq = seq_far.front().seq + (uint64_t{1} << 32) + 5;
+  check_history_round_trip(seq_far);
+  std::vector<CallTiming> issued_far = usual;
+  issued_far.front().issued_ns = 3;
+  issued_far.back().issued_ns = UINT64_MAX;
+  check_history_round_trip(issued_far);
+  std::vector<CallTiming> many_kinds;
+  for (uint32_t k = 0; k < 300; ++k) many_kinds.push_back({k + 1, uint64_t{k} * 10, k, 1, k + 1, 2, 0});
+  check_history_round_trip(many_kinds);
+}
