@@ -29,6 +29,21 @@ sys.path.insert(0, HERE)
 from pyframes_bench import measure, ms, percentile, repeat, start_targets  # noqa: E402
 
 
+def is_static(path):
+    """Whether the ELF executable at `path` has no program interpreter (a static link, which
+    LD_PRELOAD cannot reach)."""
+    import struct
+    with open(path, "rb") as f:
+        header = f.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2:
+            return False
+        phoff, = struct.unpack_from("<Q", header, 32)
+        phentsize, phnum = struct.unpack_from("<HH", header, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    return all(struct.unpack_from("<I", table, i * phentsize)[0] != 3 for i in range(phnum))  # PT_INTERP
+
+
 def stopped_times(argv, runs, clock, check):
     """For each of `runs` runs of argv: how long the target was stopped (by the ptrace clock)
     and the run's wall time (seconds; the preload adds a little)."""
@@ -61,6 +76,9 @@ def main():
     parser.add_argument("--python", default="/usr/bin/python3.11")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
+    if is_static(args.pyframes):
+        raise SystemExit("bench: %s is linked statically, so the ptrace clock (an LD_PRELOAD) cannot time it: "
+                         "configure a build with -DHANGSHIM_STATIC_PYFRAMES=OFF and pass its pyframes" % args.pyframes)
     runs, gdb_runs = (5, 1) if args.smoke else (200, 5)
     version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
                              stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
