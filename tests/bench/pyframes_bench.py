@@ -77,7 +77,7 @@ def peak_rss(argv, runs):
     return peak
 
 
-def start_targets(python, count, depths):
+def start_targets(python, count, depths=(40, 20)):
     targets = []
     for _ in range(count):
         argv = [python, os.path.join(HERE, "bench_target.py"), "0", str(depths[0]), str(depths[1])]
