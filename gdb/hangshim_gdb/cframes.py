@@ -47,15 +47,11 @@ def cfunction_repr(value):
     return "<built-in method %s of %s object at remote %#x>" % (name, _type_name(owner), int(owner))
 
 
-# PyCFunctionObject after the object header (ob_refcnt, ob_type): m_ml, then m_self; a type's
-# tp_name after its variable-size header (ob_refcnt, ob_type, ob_size). Part of CPython's public
-# headers and unchanged from 3.6 to 3.15 (default builds), for interpreters without gdb types.
-# A free-threaded build's object header is 16 bytes longer (ob_tid, ob_flags, ob_mutex,
-# ob_gc_bits, ob_ref_local, ob_ref_shared before ob_type): every offset moves by that.
-_M_SELF_OFFSET = 24
-_OB_TYPE_OFFSET = 8
-_TP_NAME_OFFSET = 24
-_FREE_THREADED_HEADER_EXTRA = 16
+# Without gdb's types (a stripped interpreter) the fields are read at the offsets pyframes read
+# the process with: its JSON's "object_offsets" (PyObject.ob_type, PyTypeObject.tp_name,
+# PyCFunctionObject.m_self; from its generated layout tables, a free-threaded header included),
+# so the extension keeps no CPython layout of its own.
+_OFFSET_NAMES = ("ob_type", "tp_name", "cfunction_self")
 
 
 def _read_pointer(address):
@@ -67,7 +63,17 @@ def _read_c_string(address, limit=128):
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _module_function_repr(name, address, free_threaded):
+def _usable_offsets(offsets):
+    """pyframes' object offsets as ints, or None when the document has none (an older pyframes)."""
+    if not isinstance(offsets, dict):
+        return None
+    values = [offsets.get(name) for name in _OFFSET_NAMES]
+    if not all(isinstance(value, int) and value >= 0 for value in values):
+        return None
+    return dict(zip(_OFFSET_NAMES, values))
+
+
+def _module_function_repr(name, address, offsets):
     """libpython's repr of a module's built-in function (Python's own is '<built-in function
     NAME>'): '<built-in method NAME of module object at remote 0x...>', m_self read from memory."""
     try:
@@ -75,23 +81,26 @@ def _module_function_repr(name, address, free_threaded):
         return cfunction_repr(function)
     except (gdb.error, RuntimeError):
         pass  # no debug information for the type (a stripped interpreter): read the fields
-    extra = _FREE_THREADED_HEADER_EXTRA if free_threaded else 0
-    owner = _read_pointer(address + _M_SELF_OFFSET + extra)
+    offsets = _usable_offsets(offsets)
+    if offsets is None:
+        return None  # cannot tell where the fields are
+    owner = _read_pointer(address + offsets["cfunction_self"])
     if owner == 0:
         return "<built-in function %s>" % name
-    owner_type = _read_c_string(_read_pointer(_read_pointer(owner + _OB_TYPE_OFFSET + extra) + _TP_NAME_OFFSET + extra))
+    owner_type = _read_c_string(_read_pointer(_read_pointer(owner + offsets["ob_type"]) + offsets["tp_name"]))
     return "<built-in method %s of %s object at remote %#x>" % (name, owner_type, owner)
 
 
-def libpython_value_repr(value_repr, address, free_threaded=False):
+def libpython_value_repr(value_repr, address, offsets=None):
     """pyframes' repr of a value as libpython.py prints it where the two differ (a module's
-    built-in function); `value_repr` unchanged otherwise or when the target cannot be read.
-    `free_threaded`: the target is a free-threaded build (pyframes' "free_threaded")."""
+    built-in function); `value_repr` unchanged otherwise, when the target cannot be read, or
+    when neither gdb's types nor `offsets` (pyframes' "object_offsets" of the process) say where
+    the fields are."""
     match = re.match(r"<built-in function ([A-Za-z_][A-Za-z0-9_]*)>$", value_repr or "")
     if match is None or not address:
         return value_repr
     try:
-        return _module_function_repr(match.group(1), int(address), free_threaded)
+        return _module_function_repr(match.group(1), int(address), offsets) or value_repr
     except (gdb.error, gdb.MemoryError, RuntimeError, ValueError, UnicodeError):
         return value_repr
 

@@ -199,7 +199,7 @@ then its module's globals and the builtins where pyframes read them ("local 'c' 
             for variable in frame.get(key, []):
                 if variable.get("name") == name:
                     value = cframes.libpython_value_repr(variable.get("repr"), variable.get("address"),
-                                                         bool(stack.snapshot.process.get("free_threaded")))
+                                                         stack.snapshot.process.get("object_offsets"))
                     gdb.write("%s %s = %s\n" % (scope, printable(repr(name)), text.truncated(value)))
                     return
         scopes = "locals" if "globals" not in frame else "locals, globals and builtins"

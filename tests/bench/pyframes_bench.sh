@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Benchmarks pyframes against `gdb -batch -ex py-bt` on the same live process and prints a
-# markdown table (docs/benchmarks.md's table comes from here). Not run by ctest, except
+# Benchmarks pyframes against pystack and `gdb -batch -ex py-bt` on the same live process and
+# prints a markdown table (docs/benchmarks.md's table comes from here). Not run by ctest, except
 # the quick --smoke mode (label bench), which installs nothing.
-#   tests/bench/pyframes_bench.sh [--smoke] [--pyframes PATH] [--python PATH]
+#   tests/bench/pyframes_bench.sh [--smoke] [--pyframes PATH] [--python PATH] [--pystack PATH] [--depths M,W]
+#     [--before PYFRAMES] [--no-gdb]
 # Installs with apt-get when missing (not in --smoke mode): gdb, python3.11 and python3.11-dbg
 # (debug symbols of Debian's /usr/bin/python3.11 and the py-bt gdb extension, which gdb needs;
-# pyframes needs neither), and time (GNU time, for peak memory).
+# pyframes needs neither), and time (GNU time, for peak memory). pystack has no Debian package:
+# it is used when found (PATH or --pystack), else its column says why it is empty.
 set -euo pipefail
 # shellcheck source=tests/bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
-bench_help 2,8 "${1:-}"
+bench_help 2,10 "${1:-}"
 smoke=0
 pyframes=${HANGSHIM_BUILD_DIR:-$top/build}/pyframes/pyframes
 python=/usr/bin/python3.11
+extra=()
 while (($#)); do
   case $1 in
     --smoke) smoke=1 ;;
     --pyframes) pyframes=$2; shift ;;
     --python) python=$2; shift ;;
+    --pystack | --depths | --before) extra+=("$1" "$2"); shift ;;
+    --no-gdb) extra+=("$1") ;;
     *) echo "pyframes_bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -45,6 +50,6 @@ if [[ ! -x $python ]]; then
   echo "pyframes_bench: $python is missing (apt-get install python3.11, or pass --python)" >&2
   exit 2
 fi
-args=(--pyframes "$pyframes" --python "$python")
+args=(--pyframes "$pyframes" --python "$python" "${extra[@]}")
 ((smoke)) && args+=(--smoke)
 exec python3 "$here/pyframes_bench.py" "${args[@]}"

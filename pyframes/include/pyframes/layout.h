@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "pyframes/model.h"
 #include "pyframes/target.h"
 
 namespace pyframes {
@@ -222,6 +223,20 @@ struct Layout {
     int valid = -1;   // 3.13+: inline values still hold the attributes
   } dict_values;
 };
+
+// PyCFunctionObject (a builtin_function_or_method): the object header, then m_ml (PyMethodDef*,
+// whose first field is ml_name), then m_self. Not a field of the generated tables: part of
+// CPython's public headers and unchanged from 3.6 to 3.15, so it follows from where the header
+// ends (ob_type is its last field: 8 + 8, or 24 + 8 in a free-threaded build). -1 when unknown.
+inline int cfunction_m_ml(const Layout& layout) { return layout.object.ob_type < 0 ? -1 : layout.object.ob_type + 8; }
+inline int cfunction_m_self(const Layout& layout) {
+  return layout.object.ob_type < 0 ? -1 : layout.object.ob_type + 16;
+}
+
+// What a process read with `layout` tells readers of its raw memory (Process::object_offsets).
+inline ObjectOffsets object_offsets(const Layout& layout) {
+  return ObjectOffsets{layout.object.ob_type, layout.type.tp_name, cfunction_m_self(layout)};
+}
 
 // Checks that every field the walker needs for `layout.version` is present; the error names
 // the missing ones. select_layout runs this on every layout it returns.

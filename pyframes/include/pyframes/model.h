@@ -61,6 +61,19 @@ struct Thread {
   std::vector<Frame> native_frames;
 };
 
+// Where the target's interpreter keeps what naming an object's type from raw memory takes, as
+// the layout pyframes read the process with says (a free-threaded build's larger object header
+// included): PyObject.ob_type, PyTypeObject.tp_name, PyCFunctionObject.m_self. For readers of
+// the target's memory that have no C types of their own (the gdb extension on a stripped
+// interpreter, gdb/hangshim_gdb/cframes.py), so that the offsets are pyframes' and nobody else's.
+// -1: unknown (a saved document without them).
+struct ObjectOffsets {
+  int ob_type = -1;
+  int tp_name = -1;
+  int cfunction_self = -1;
+  bool known() const { return ob_type >= 0 && tp_name >= 0 && cfunction_self >= 0; }
+};
+
 struct Process {
   int64_t pid = 0;
   std::string source;          // "pid 1234" or the core file path
@@ -69,6 +82,7 @@ struct Process {
   // holds a GIL (Thread::gil stays false) and threads run Python code at the same time.
   bool free_threaded = false;
   bool gil_disabled = false;
+  ObjectOffsets object_offsets;
   // A garbage collection is running (pystack's is_gc_collecting): the stacks are inside it (a
   // __del__, a weakref callback, a finalizer). nullopt: cannot tell (3.6, an unreadable state).
   std::optional<bool> gc_collecting;

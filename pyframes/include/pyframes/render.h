@@ -9,6 +9,7 @@
 #include <list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -36,7 +37,10 @@ class SourceCache {
   struct Entry {
     std::string path;
     bool readable = false;
-    std::vector<std::string> lines;  // raw lines, cleaned on lookup
+    std::string text;                // the file's bytes (a UTF-8 byte order mark left out)
+    std::vector<size_t> line_starts;  // where each raw line starts in `text`; cleaned on lookup
+    // Raw line `line` (1-based), or nullopt past the end.
+    std::optional<std::string_view> raw_line(int line) const;
   };
   const Entry& load(const std::string& path);
 

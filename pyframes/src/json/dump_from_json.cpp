@@ -58,6 +58,9 @@ class ObjectReader {
     return value->boolean().value_or(false);
   }
 
+  // A member of any type, nullptr when absent or null.
+  const JsonValue* optional(std::string_view key) { return member(key, false); }
+
   // The items of an array member (empty when absent and not required, or on error).
   const std::vector<JsonValue>& array(std::string_view key, bool required = false) {
     static const std::vector<JsonValue> kNone;
@@ -194,6 +197,12 @@ Process read_process(const JsonValue& value, std::string path, std::optional<std
   process.python_version = fields.text("python");
   process.free_threaded = fields.flag("free_threaded");
   process.gil_disabled = fields.flag("gil_disabled");
+  if (const JsonValue* offsets_value = fields.optional("object_offsets")) {
+    ObjectReader offsets(*offsets_value, fields.field("object_offsets"), problem);
+    process.object_offsets.ob_type = static_cast<int>(offsets.int64("ob_type", true));
+    process.object_offsets.tp_name = static_cast<int>(offsets.int64("tp_name", true));
+    process.object_offsets.cfunction_self = static_cast<int>(offsets.int64("cfunction_self", true));
+  }
   if (fields.has("gc_collecting")) {  // null (cannot tell) reads as absent
     const bool collecting = fields.flag("gc_collecting");
     if (!problem && fields.is_set("gc_collecting")) process.gc_collecting = collecting;

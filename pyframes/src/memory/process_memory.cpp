@@ -31,16 +31,14 @@ ProcessMemory::ProcessMemory(pid_t pid, bool cache, Transport transport)
 
 ProcessMemory::~ProcessMemory() {
   if (mem_fd_ >= 0) ::close(mem_fd_);
-  delete pages_;
+  delete[] bytes_;
 }
 
 std::string ProcessMemory::describe() const { return fmt::format("process {}", pid_); }
 
 void ProcessMemory::clear_cache() const noexcept {
   std::lock_guard lock(mutex_);
-  if (pages_ != nullptr) {
-    for (auto& page : *pages_) page.page = UINT64_MAX;
-  }
+  tags_.fill(PageTag{});
 }
 
 ReadStatus ProcessMemory::read_vm(uint64_t address, void* out, size_t size) const noexcept {
@@ -99,32 +97,34 @@ ReadStatus ProcessMemory::read_uncached(uint64_t address, void* out, size_t size
 }
 
 ReadStatus ProcessMemory::read_page(uint64_t page, const uint8_t** data) const noexcept {
-  if (pages_ == nullptr) {
-    pages_ = new (std::nothrow) std::array<CachedPage, kCachePages>();
-    if (pages_ == nullptr) return ReadStatus::IoError;
+  if (bytes_ == nullptr) {
+    bytes_ = new (std::nothrow) PageBytes[kCachePages];
+    if (bytes_ == nullptr) return ReadStatus::IoError;
   }
   // Consecutive reads mostly hit the page of the previous one: check that first.
-  if (CachedPage& last = (*pages_)[last_hit_]; last.page == page) {
-    last.last_use = ++clock_;
-    *data = last.bytes.data();
+  if (tags_[last_hit_].page == page) {
+    tags_[last_hit_].last_use = ++clock_;
+    *data = bytes_[last_hit_].data();
     return ReadStatus::Ok;
   }
-  CachedPage* victim = &(*pages_)[0];
-  for (auto& entry : *pages_) {
-    if (entry.page == page) {
-      entry.last_use = ++clock_;
-      last_hit_ = static_cast<size_t>(&entry - pages_->data());
-      *data = entry.bytes.data();
+  // Pages next to each other fall in neighbouring sets (a deep stack's frames, a dict's table).
+  const size_t first = static_cast<size_t>(page / kPageSize) % kSets * kWays;
+  size_t victim = first;
+  for (size_t slot = first; slot != first + kWays; ++slot) {
+    if (tags_[slot].page == page) {
+      tags_[slot].last_use = ++clock_;
+      last_hit_ = slot;
+      *data = bytes_[slot].data();
       return ReadStatus::Ok;
     }
-    if (entry.last_use < victim->last_use) victim = &entry;
+    if (tags_[slot].last_use < tags_[victim].last_use) victim = slot;
   }
-  ReadStatus status = read_uncached(page, victim->bytes.data(), kPageSize);
+  tags_[victim] = PageTag{};  // its bytes are about to change; empty until the read succeeds
+  ReadStatus status = read_uncached(page, bytes_[victim].data(), kPageSize);
   if (status != ReadStatus::Ok) return status;
-  victim->page = page;
-  victim->last_use = ++clock_;
-  last_hit_ = static_cast<size_t>(victim - pages_->data());
-  *data = victim->bytes.data();
+  tags_[victim] = PageTag{page, ++clock_};
+  last_hit_ = victim;
+  *data = bytes_[victim].data();
   return ReadStatus::Ok;
 }
 

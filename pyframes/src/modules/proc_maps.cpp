@@ -5,45 +5,77 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cinttypes>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <string_view>
 
 namespace pyframes {
 
+namespace {
+
+// The next space-separated field of `rest`, which moves past it ("" at the end).
+std::string_view next_field(std::string_view& rest) {
+  const size_t begin = rest.find_first_not_of(' ');
+  if (begin == std::string_view::npos) {
+    rest = {};
+    return {};
+  }
+  rest.remove_prefix(begin);
+  const size_t end = std::min(rest.find(' '), rest.size());
+  std::string_view field = rest.substr(0, end);
+  rest.remove_prefix(end);
+  return field;
+}
+
+bool parse_hex(std::string_view text, uint64_t& value) {
+  const char* last = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), last, value, 16);
+  return error == std::errc() && stop == last && !text.empty();
+}
+
+// One line: start-end perms offset dev inode [path]. By hand rather than sscanf: a process has
+// hundreds of mappings and every dump reads them all (sscanf was a visible share of a dump).
+std::optional<Mapping> parse_line(std::string_view line) {
+  std::string_view rest = line;
+  const std::string_view range = next_field(rest);
+  const std::string_view perms = next_field(rest);
+  const std::string_view offset = next_field(rest);
+  const size_t dash = range.find('-');
+  Mapping m;
+  if (dash == std::string_view::npos || !parse_hex(range.substr(0, dash), m.start) ||
+      !parse_hex(range.substr(dash + 1), m.end) || perms.empty() || !parse_hex(offset, m.file_offset)) {
+    return std::nullopt;
+  }
+  m.readable = perms[0] == 'r';
+  m.writable = perms.size() > 1 && perms[1] == 'w';
+  m.executable = perms.size() > 2 && perms[2] == 'x';
+  next_field(rest);  // dev
+  next_field(rest);  // inode
+  const size_t path_at = rest.find_first_not_of(' ');
+  if (path_at != std::string_view::npos) {
+    std::string_view path = rest.substr(path_at);
+    static constexpr std::string_view kDeleted = " (deleted)";
+    if (path.size() > kDeleted.size() && path.ends_with(kDeleted)) path.remove_suffix(kDeleted.size());
+    m.path = std::string(path);
+  }
+  return m;
+}
+
+}  // namespace
+
 std::vector<Mapping> parse_proc_maps(const std::string& text) {
   std::vector<Mapping> out;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    // start-end perms offset dev inode [path]
-    uint64_t start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    int path_at = -1;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms, &offset,
-                    &path_at) < 4) {
-      continue;
-    }
-    Mapping m;
-    m.start = start;
-    m.end = end;
-    m.file_offset = offset;
-    m.readable = perms[0] == 'r';
-    m.writable = perms[1] == 'w';
-    m.executable = perms[2] == 'x';
-    if (path_at > 0 && static_cast<size_t>(path_at) < line.size()) {
-      m.path = line.substr(static_cast<size_t>(path_at));
-      static constexpr const char kDeleted[] = " (deleted)";
-      if (m.path.size() > sizeof kDeleted - 1 &&
-          m.path.compare(m.path.size() - (sizeof kDeleted - 1), sizeof kDeleted - 1, kDeleted) == 0) {
-        m.path.resize(m.path.size() - (sizeof kDeleted - 1));
-      }
-    }
-    out.push_back(std::move(m));
+  out.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    if (auto mapping = parse_line(rest.substr(0, end))) out.push_back(std::move(*mapping));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
   }
   return out;
 }

@@ -196,9 +196,8 @@ std::string dict_repr(const ObjectReader& reader, uint64_t object, Budget budget
 // module's function, "<built-in method append of list object at 0x...>" for a bound one.
 std::string builtin_repr(const ObjectReader& reader, uint64_t object) {
   const Memory& memory = reader.memory();
-  uint64_t head = static_cast<uint64_t>(reader.layout().object.ob_type) + 8;
-  auto method_def = memory.read_pointer(object + head);
-  auto self = memory.read_pointer(object + head + 8);
+  auto method_def = memory.read_pointer(object + static_cast<uint64_t>(cfunction_m_ml(reader.layout())));
+  auto self = memory.read_pointer(object + static_cast<uint64_t>(cfunction_m_self(reader.layout())));
   auto name_at = method_def ? memory.read_pointer(*method_def) : std::nullopt;
   auto name = name_at ? memory.read_c_string(*name_at, 128) : std::nullopt;
   if (!self || !name || name->empty()) return opaque(reader, object);

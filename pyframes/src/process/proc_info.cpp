@@ -52,14 +52,36 @@ std::vector<std::string> proc_command_line(pid_t pid) {
   return text ? pyframes::text::split(*text, '\0') : std::vector<std::string>{};
 }
 
-std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name) {
-  auto text = read_proc_text(fmt::format("/proc/{}/environ", pid), 1 << 22);
-  if (!text) return std::nullopt;
-  std::string prefix = name + "=";
-  for (const auto& entry : pyframes::text::split(*text, '\0')) {
-    if (entry.rfind(prefix, 0) == 0) return entry.substr(prefix.size());
+namespace {
+
+std::optional<std::string> read_environment(pid_t pid) {
+  return read_proc_text(fmt::format("/proc/{}/environ", pid), 1 << 22);
+}
+
+std::optional<std::string> environment_value(std::string_view environment, std::string_view name) {
+  while (!environment.empty()) {
+    const size_t end = std::min(environment.find('\0'), environment.size());
+    const std::string_view entry = environment.substr(0, end);
+    if (entry.size() > name.size() && entry[name.size()] == '=' && entry.starts_with(name)) {
+      return std::string(entry.substr(name.size() + 1));
+    }
+    environment.remove_prefix(std::min(end + 1, environment.size()));
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name) {
+  auto text = read_environment(pid);
+  if (!text) return std::nullopt;
+  return environment_value(*text, name);
+}
+
+std::pair<std::string, std::string> proc_rank_and_local_rank(pid_t pid) {
+  auto text = read_environment(pid);
+  if (!text) return {};
+  return {environment_value(*text, "RANK").value_or(""), environment_value(*text, "LOCAL_RANK").value_or("")};
 }
 
 std::vector<pid_t> proc_thread_ids(pid_t pid) {

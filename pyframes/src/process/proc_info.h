@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pyframes/model.h"
@@ -24,6 +25,9 @@ std::vector<std::string> proc_command_line(pid_t pid);
 // A variable of the process's initial environment (RANK, LOCAL_RANK); nullopt when absent
 // or unreadable.
 std::optional<std::string> proc_environment_variable(pid_t pid, const std::string& name);
+// RANK and LOCAL_RANK ("" when absent or unreadable) from one read of /proc/PID/environ (which
+// can be large: every dump and every ancestor looked at reads it).
+std::pair<std::string, std::string> proc_rank_and_local_rank(pid_t pid);
 std::vector<pid_t> proc_thread_ids(pid_t pid);
 std::optional<std::string> proc_thread_name(pid_t pid, pid_t tid);
 // 'R', 'S', 'D', ... from /proc/PID/task/TID/stat; nullopt when the thread is gone.

@@ -1,5 +1,6 @@
 #include "pyframes/rank_workers.h"
 
+#include <tuple>
 #include <unordered_map>
 
 #include "process/proc_info.h"
@@ -37,8 +38,7 @@ int64_t live_rank_owner(const RankIdentity& self) {
     RankIdentity identity;
     identity.ppid = *ppid;
     const auto process_id = static_cast<pid_t>(pid);
-    identity.rank = proc_environment_variable(process_id, "RANK").value_or("");
-    identity.local_rank = proc_environment_variable(process_id, "LOCAL_RANK").value_or("");
+    std::tie(identity.rank, identity.local_rank) = proc_rank_and_local_rank(process_id);
     identity.executable = proc_executable(process_id);
     return identity;
   });

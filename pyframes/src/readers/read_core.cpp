@@ -127,6 +127,7 @@ Result<Process> read_core(const std::string& path, const CoreOptions& options) {
   auto stacks = read_stacks(core->memory(), *target, *layout, read);
   if (!stacks) return explain_read_error(*core, stacks.take_error());
   Process& process = *stacks;
+  process.object_offsets = object_offsets(*layout);
 
   const CoreInfo& info = core->info();
   process.source = path;

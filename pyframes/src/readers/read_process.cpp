@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <tuple>
 
 #include "memory/process_memory.h"
 #include "pyframes/proc_maps.h"
@@ -71,12 +72,12 @@ Result<Process> read_process(int64_t pid_value, const ReadOptions& options) {
   if (!process) return process.take_error();
   if (native) native->merge(*process, native_stacks);
 
+  process->object_offsets = object_offsets(*layout);
   process->pid = pid;
   process->source = fmt::format("pid {}", pid);
   process->executable = proc_executable(pid);
   process->command_line = proc_command_line(pid);
-  process->rank = proc_environment_variable(pid, "RANK").value_or("");
-  process->local_rank = proc_environment_variable(pid, "LOCAL_RANK").value_or("");
+  std::tie(process->rank, process->local_rank) = proc_rank_and_local_rank(pid);
   process->ppid = proc_parent(pid).value_or(0);
   process->worker_of = live_rank_owner(RankIdentity{process->ppid, process->rank, process->local_rank, process->executable});
   add_proc_thread_details(pid, *process);

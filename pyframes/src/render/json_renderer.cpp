@@ -108,6 +108,13 @@ void write_process(JsonWriter& json, const Process& process) {
     json.key("free_threaded").value(true);
     json.key("gil_disabled").value(process.gil_disabled);
   }
+  if (process.object_offsets.known()) {  // for readers of the target's raw memory (the gdb extension)
+    json.key("object_offsets").begin_object();
+    json.key("ob_type").value(process.object_offsets.ob_type);
+    json.key("tp_name").value(process.object_offsets.tp_name);
+    json.key("cfunction_self").value(process.object_offsets.cfunction_self);
+    json.end_object();
+  }
   // A collection is running (true), none is (false), or it cannot be told (null: 3.6, a saved
   // document without it, a state that did not read).
   json.key("gc_collecting");

@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 
 #include "pyframes/render.h"
 #include "pyframes/utf8.h"
-#include "text/split.h"
 
 namespace pyframes {
 
@@ -36,9 +36,17 @@ std::optional<std::string> read_regular_file(const std::string& path, size_t max
   return content;
 }
 
-std::vector<std::string> split_lines(std::string_view content) {
-  if (content.substr(0, 3) == "\xEF\xBB\xBF") content.remove_prefix(3);  // UTF-8 byte order mark
-  return pyframes::text::split(content, '\n');
+// Where each line starts, cut as text::split cuts ("a\nb\n" is two lines): offsets instead of a
+// string per line, since a traceback needs a few lines of files that have thousands.
+std::vector<size_t> line_starts(std::string_view content) {
+  std::vector<size_t> starts;
+  size_t start = 0;
+  while (start < content.size()) {
+    starts.push_back(start);
+    const size_t end = content.find('\n', start);
+    start = end == std::string_view::npos ? content.size() : end + 1;
+  }
+  return starts;
 }
 
 std::string_view trim(std::string_view text) {
@@ -63,7 +71,9 @@ const SourceCache::Entry& SourceCache::load(const std::string& path) {
   entry.path = path;
   if (auto content = read_regular_file(path, max_file_bytes_)) {
     entry.readable = true;
-    entry.lines = split_lines(*content);
+    entry.text = std::move(*content);
+    if (std::string_view(entry.text).substr(0, 3) == "\xEF\xBB\xBF") entry.text.erase(0, 3);  // UTF-8 byte order mark
+    entry.line_starts = line_starts(entry.text);
   }
   entries_.push_front(std::move(entry));
   index_[path] = entries_.begin();
@@ -74,18 +84,25 @@ const SourceCache::Entry& SourceCache::load(const std::string& path) {
   return entries_.front();
 }
 
+std::optional<std::string_view> SourceCache::Entry::raw_line(int line) const {
+  if (!readable || line <= 0 || static_cast<size_t>(line) > line_starts.size()) return std::nullopt;
+  const size_t start = line_starts[static_cast<size_t>(line) - 1];
+  const size_t end = std::min(text.find('\n', start), text.size());
+  return std::string_view(text).substr(start, end - start);
+}
+
 std::optional<std::string> SourceCache::line(const std::string& path, int line) {
   if (path.empty() || line <= 0) return std::nullopt;
-  const Entry& entry = load(path);
-  if (!entry.readable || static_cast<size_t>(line) > entry.lines.size()) return std::nullopt;
-  return render::printable_line(trim(entry.lines[static_cast<size_t>(line) - 1]));
+  auto raw = load(path).raw_line(line);
+  if (!raw) return std::nullopt;
+  return render::printable_line(trim(*raw));
 }
 
 std::optional<std::string> SourceCache::carets(const std::string& path, int line, int column, int end_column) {
   if (path.empty() || line <= 0 || column < 0 || end_column <= column) return std::nullopt;
-  const Entry& entry = load(path);
-  if (!entry.readable || static_cast<size_t>(line) > entry.lines.size()) return std::nullopt;
-  std::string_view raw = entry.lines[static_cast<size_t>(line) - 1];
+  auto raw_line = load(path).raw_line(line);
+  if (!raw_line) return std::nullopt;
+  std::string_view raw = *raw_line;
   std::string_view cleaned = trim(raw);
   if (cleaned.empty()) return std::nullopt;
   const size_t lead = static_cast<size_t>(cleaned.data() - raw.data());

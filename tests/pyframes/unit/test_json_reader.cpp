@@ -242,3 +242,23 @@ TEST_CASE("json dump: unknown fields are ignored, nulls count as absent") {
   CHECK(dump->processes[0].pid == 3);
   CHECK(dump->processes[0].rank.empty());
 }
+
+TEST_CASE("json dump: a process's object offsets (what the gdb extension reads raw memory with) read back") {
+  Process process = samples::two_thread_process(11);
+  process.object_offsets = ObjectOffsets{24, 40, 40};  // a free-threaded header's
+  auto doc = parse_json(render_json({process, samples::two_thread_process(12)}, {}));
+  REQUIRE(doc.ok());
+  auto dump = dump_from_json(*doc);
+  REQUIRE(dump.ok());
+  const ObjectOffsets& back = dump->processes[0].object_offsets;
+  CHECK(back.ob_type == 24);
+  CHECK(back.tp_name == 40);
+  CHECK(back.cfunction_self == 40);
+  CHECK_FALSE(dump->processes[1].object_offsets.known());  // unknown: not written, not made up
+
+  auto wrong = parse_json(R"({"processes": [{"threads": [], "object_offsets": {"ob_type": 8, "tp_name": 24}}]})");
+  REQUIRE(wrong.ok());
+  auto refused = dump_from_json(*wrong);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("processes[0].object_offsets.cfunction_self is missing") != std::string::npos);
+}

@@ -1,6 +1,11 @@
 // /proc/PID/maps parsing and the container-aware file resolver.
 #include <doctest/doctest.h>
 #include <unistd.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "pyframes/proc_maps.h"
 
@@ -41,4 +46,24 @@ TEST_CASE("this process's own maps, and files through /proc/PID/root") {
   CHECK(resolve(mapping->path) == "/proc/" + std::to_string(getpid()) + "/root" + mapping->path);
   CHECK(resolve("/no/such/file") == "/no/such/file");
   CHECK(resolve("[heap]") == "[heap]");
+}
+
+TEST_CASE("every line of this process's /proc/self/maps parses, ranges and offsets as the kernel wrote them") {
+  std::FILE* file = std::fopen("/proc/self/maps", "re");
+  REQUIRE(file != nullptr);
+  std::string text;
+  char buffer[4096];
+  size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
+  std::fclose(file);
+  auto mappings = parse_proc_maps(text);
+  REQUIRE(mappings.size() == static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+  size_t line_start = 0;
+  for (const Mapping& mapping : mappings) {
+    const std::string line = text.substr(line_start, text.find('\n', line_start) - line_start);
+    line_start += line.size() + 1;
+    CHECK(line.rfind(fmt::format("{:x}-{:x} ", mapping.start, mapping.end), 0) == 0);
+    CHECK(line.find(fmt::format(" {:08x} ", mapping.file_offset)) != std::string::npos);
+    if (!mapping.path.empty()) CHECK(line.find(mapping.path) != std::string::npos);
+  }
 }
