@@ -21,12 +21,17 @@ namespace {
 std::atomic<uint64_t> g_main_thread{0};
 constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
 
+// The cache key of a chain. Only this process ever sees it (code object addresses), so it need
+// not be the ledger's portable Hasher: one multiply per frame and one finalizer, instead of two
+// dependent finalizers per frame (which cost more than the frame walk's reads on a 16-deep
+// chain). Collisions only cost a compare: find() checks the whole chain.
 uint64_t hash_chain(const CodeLocation* chain, size_t depth, bool borrowed) noexcept {
-  Hasher h(borrowed ? 0x626f72726f776564ull : 0x6f776e6672616d65ull);
+  uint64_t h = borrowed ? 0x626f72726f776564ull : 0x6f776e6672616d65ull;
   for (size_t i = 0; i < depth; ++i) {
-    h.add(chain[i].code_object).add(static_cast<uint32_t>(chain[i].instruction_offset));
+    uint64_t offset = static_cast<uint32_t>(chain[i].instruction_offset);
+    h = (h ^ chain[i].code_object ^ (offset << 47 | offset >> 17)) * 0x9e3779b97f4a7c15ull;
   }
-  return h.value();
+  return mix64(h) | 1;  // never 0
 }
 
 bool same_chain(const CodeLocation* a, const CodeLocation* b, size_t depth) noexcept {
@@ -140,9 +145,10 @@ uint64_t CallsiteCapture::main_thread_state() noexcept {
   return found;
 }
 
-size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::Memory& memory, CodeLocation* out,
+size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::SelfMemory& memory, CodeLocation* out,
                                 size_t capacity) const noexcept {
-  return pyframes::collect_code_locations(memory, layout_, tstate, out, capacity);
+  // The caller's own frames in place (Table mode); another thread's through the kernel.
+  return pyframes::collect_own_code_locations(memory, layout_, tstate, out, capacity);
 }
 
 const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLocation* chain, size_t depth) const noexcept {

@@ -70,7 +70,7 @@ class CallsiteCapture {
   bool setup() noexcept;
   bool setup_locked();
   uint64_t main_thread_state() noexcept;
-  size_t collect(uint64_t tstate, const pyframes::Memory& memory, pyframes::CodeLocation* out,
+  size_t collect(uint64_t tstate, const pyframes::SelfMemory& memory, pyframes::CodeLocation* out,
                  size_t capacity) const noexcept;
   const Slot* find(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth) const noexcept;
   uint32_t intern(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
