@@ -19,6 +19,22 @@ using pyframes::CodeLocation;
 namespace {
 
 std::atomic<uint64_t> g_main_thread{0};
+std::atomic<uint64_t> g_capture_serial{0};  // numbers each CallsiteCapture (a fork child's too)
+
+// This thread's last capture of its own frames: the frames as the walk read them and the
+// call-site they gave. A call from the same place reads just those frames again (no code
+// objects, no chain hash, no cache probe): in a training loop nearly every call. Default (not
+// initial-exec) TLS: ~800 bytes is more than the static TLS reserve a dlopen'ed copy (the
+// benchmark probe) may take; it costs one __tls_get_addr per capture.
+struct OwnMemo {
+  uint64_t serial = 0;  // the CallsiteCapture it belongs to; 0: none
+  uint64_t tstate = 0;
+  uint32_t id = 0;
+  uint32_t flags = 0;
+  uint32_t counter = 0;
+  pyframes::OwnFramesRecord frames;
+};
+thread_local OwnMemo t_own_memo;
 constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
 
 // The cache key of a chain. Only this process ever sees it (code object addresses), so it need
@@ -52,7 +68,10 @@ uint32_t round_up_pow2(uint32_t value) {
 void CallsiteCapture::set_main_thread(uint64_t pthread_id) noexcept { g_main_thread.store(pthread_id); }
 
 CallsiteCapture::CallsiteCapture(Writer& writer, const Config& config)
-    : writer_(writer), config_(config), depth_(std::min<size_t>(config.callsite_depth, kMaxDepth)) {
+    : writer_(writer),
+      config_(config),
+      depth_(std::min<size_t>(config.callsite_depth, kMaxDepth)),
+      serial_(g_capture_serial.fetch_add(1, std::memory_order_relaxed) + 1) {
   uint32_t ledger_capacity = writer_.header().callsite_capacity;
   // Room for every call-site the ledger can hold, plus as many that arrive after it is full
   // (cached with id 0 so they are not described again and again).
@@ -166,9 +185,16 @@ const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLoca
 CallsiteHit CallsiteCapture::capture() noexcept {
   int state = ready_.load(std::memory_order_acquire);
   if (state != 1 && (state == 2 || !setup())) return {};
-  CodeLocation chain[kMaxDepth + 1];
   uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
-  size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain, depth_) : 0;
+  OwnMemo& memo = t_own_memo;
+  if (tstate != 0 && memo.serial == serial_ && memo.tstate == tstate &&
+      pyframes::same_own_frames(*own_memory_, layout_, tstate, memo.frames)) {
+    return sighting(memo.id, memo.flags, memo.counter);  // the same frames as last time
+  }
+  CodeLocation chain[kMaxDepth + 1];
+  uint64_t walk_end = pyframes::kWalkEndedEarly;
+  size_t n = tstate != 0 ? pyframes::collect_own_code_locations(*own_memory_, layout_, tstate, chain, depth_, &walk_end)
+                         : 0;
   bool borrowed = false;
   if (n == 0 && (is_initialized_ == nullptr || is_initialized_() != 0)) {
     // (After Py_Finalize the main thread's state is gone: nothing to borrow.)
@@ -210,6 +236,18 @@ CallsiteHit CallsiteCapture::capture() noexcept {
       return {};
     }
   }
+  memo.serial = 0;
+  if (!borrowed && pyframes::record_own_frames(*own_memory_, layout_, tstate, walk_end, &memo.frames)) {
+    memo.serial = serial_;
+    memo.tstate = tstate;
+    memo.id = id;
+    memo.flags = flags;
+    memo.counter = counter;
+  }
+  return sighting(id, flags, counter);
+}
+
+CallsiteHit CallsiteCapture::sighting(uint32_t id, uint32_t flags, uint32_t counter) noexcept {
   if (id == 0) return {0, 0, flags};
   writer_.hit_callsite(id);  // the ledger keeps each call-site's own count (the report sums them)
   return {id, counters_[counter].fetch_add(1, std::memory_order_relaxed) + 1, flags};
