@@ -21,11 +21,13 @@ namespace {
 std::atomic<uint64_t> g_main_thread{0};
 std::atomic<uint64_t> g_capture_serial{0};  // numbers each CallsiteCapture (a fork child's too)
 
-// This thread's last capture of its own frames: the frames as the walk read them and the
-// call-site they gave. A call from the same place reads just those frames again (no code
-// objects, no chain hash, no cache probe): in a training loop nearly every call. Default (not
-// initial-exec) TLS: ~800 bytes is more than the static TLS reserve a dlopen'ed copy (the
-// benchmark probe) may take; it costs one __tls_get_addr per capture.
+// This thread's last captures of its own frames: the frames as the walk read them and the
+// call-site they gave. A call from one of those places reads just those frames again (no code
+// objects, no chain hash, no cache probe): in a training loop nearly every call, the loop
+// calling NCCL from a few places in turn (a memo that does not match usually differs at the
+// innermost frame, so trying the others is cheap). Default (not initial-exec) TLS: ~3 KiB is
+// more than the static TLS reserve a dlopen'ed copy (the benchmark probe) may take; it costs
+// one __tls_get_addr per capture.
 struct OwnMemo {
   uint64_t serial = 0;  // the CallsiteCapture it belongs to; 0: none
   uint64_t tstate = 0;
@@ -34,7 +36,12 @@ struct OwnMemo {
   uint32_t counter = 0;
   pyframes::OwnFramesRecord frames;
 };
-thread_local OwnMemo t_own_memo;
+struct OwnMemos {
+  static constexpr uint32_t kCount = 4;
+  OwnMemo memo[kCount];
+  uint32_t next = 0;  // the one the next new place replaces (round robin)
+};
+thread_local OwnMemos t_own_memos;
 constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
 
 // The cache key of a chain. Only this process ever sees it (code object addresses), so it need
@@ -186,10 +193,14 @@ CallsiteHit CallsiteCapture::capture() noexcept {
   int state = ready_.load(std::memory_order_acquire);
   if (state != 1 && (state == 2 || !setup())) return {};
   uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
-  OwnMemo& memo = t_own_memo;
-  if (tstate != 0 && memo.serial == serial_ && memo.tstate == tstate &&
-      pyframes::same_own_frames(*own_memory_, layout_, tstate, memo.frames)) {
-    return sighting(memo.id, memo.flags, memo.counter);  // the same frames as last time
+  OwnMemos& memos = t_own_memos;
+  if (tstate != 0) {
+    for (const OwnMemo& memo : memos.memo) {
+      if (memo.serial == serial_ && memo.tstate == tstate &&
+          pyframes::same_own_frames(*own_memory_, layout_, tstate, memo.frames)) {
+        return sighting(memo.id, memo.flags, memo.counter);  // the same frames as at an earlier call
+      }
+    }
   }
   CodeLocation chain[kMaxDepth + 1];
   uint64_t walk_end = pyframes::kWalkEndedEarly;
@@ -236,13 +247,16 @@ CallsiteHit CallsiteCapture::capture() noexcept {
       return {};
     }
   }
-  memo.serial = 0;
-  if (!borrowed && pyframes::record_own_frames(*own_memory_, layout_, tstate, walk_end, &memo.frames)) {
-    memo.serial = serial_;
-    memo.tstate = tstate;
-    memo.id = id;
-    memo.flags = flags;
-    memo.counter = counter;
+  if (!borrowed) {
+    OwnMemo& memo = memos.memo[memos.next++ % OwnMemos::kCount];
+    memo.serial = 0;
+    if (pyframes::record_own_frames(*own_memory_, layout_, tstate, walk_end, &memo.frames)) {
+      memo.serial = serial_;
+      memo.tstate = tstate;
+      memo.id = id;
+      memo.flags = flags;
+      memo.counter = counter;
+    }
   }
   return sighting(id, flags, counter);
 }
