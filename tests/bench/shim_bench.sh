@@ -55,19 +55,22 @@ measure() {
     cxx-private)
       LD_PRELOAD=$shim "$overhead" --calls $calls --rounds $rounds --private "$b/tests/fakenccl/lib/libnccl.so.2" |
         field ns_per_call ;;
+    # The probe is preloaded: loaded with dlopen it would need more static TLS than glibc keeps
+    # in reserve (preload/shim/core/callsite_capture.cpp, OwnMemos).
     record)
-      HANGSHIM_CALLSITES=0 HANGSHIM_CUDA_EVENTS=0 "$py" -c "
+      LD_PRELOAD=$probe HANGSHIM_CALLSITES=0 HANGSHIM_CUDA_EVENTS=0 "$py" -c "
 import ctypes, time
 p = ctypes.CDLL('$probe'); p.hangshim_bench_record.restype = ctypes.c_double
 p.hangshim_bench_record(10); time.sleep(0.2)  # let the watchdog calibrate the clock
 print(round(min(p.hangshim_bench_record($capcalls) for _ in range($rounds)), 1))" ;;
     capture-5 | capture-50)
-      "$py" "$here/shim_bench_python.py" --probe "$probe" --ledger "$(mktemp -u "$ledgers/probe-XXXXXX.ledger")" \
+      LD_PRELOAD=$probe "$py" "$here/shim_bench_python.py" --probe "$probe" --ledger "$(mktemp -u "$ledgers/probe-XXXXXX.ledger")" \
         --depth "${kind#capture-}" --calls $capcalls --rounds $rounds | field capture_ns ;;
-    py) "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds | field ns_per_call ;;
+    py) "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds ${alternate:+--alternate} |
+          field ns_per_call ;;
     py-shim)
-      LD_PRELOAD=$shim "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds |
-        field ns_per_call ;;
+      LD_PRELOAD=$shim "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds \
+        ${alternate:+--alternate} | field ns_per_call ;;
   esac
 }
 
@@ -101,6 +104,22 @@ row() {  # row LABEL KIND [PY]: measures and prints one table row
   print_row "$label" "${best_by[@]}"
 }
 
+# end_to_end: the pair without and with the shim for $py, run in turn so that both see the same
+# load; sets plain, full and diff (their difference, the shim's cost) per build.
+end_to_end() {
+  local r i p f
+  plain=() full=() diff=()
+  for ((r = 0; r < repeat; ++r)); do
+    for i in "${!builds[@]}"; do
+      p=$(measure "${builds[$i]}" py "$py")
+      f=$(measure "${builds[$i]}" py-shim "$py")
+      plain[$i]=$(awk -v a="$p" -v b="${plain[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
+      full[$i]=$(awk -v a="$f" -v b="${full[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
+    done
+  done
+  for i in "${!builds[@]}"; do diff[$i]=$(awk -v a="${full[$i]}" -v b="${plain[$i]}" 'BEGIN { printf "%.1f", a - b }'); done
+}
+
 if [[ -n $baseline ]]; then
   echo "| measurement | ns per call, baseline | ns per call, this build |"
   echo "| --- | ---: | ---: |"
@@ -116,21 +135,12 @@ for py in "${pythons[@]}"; do
   version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   row "Python $version: call-site capture alone, 5-deep stack" capture-5 "$py"
   row "Python $version: call-site capture alone, 50-deep stack" capture-50 "$py"
-  # The end-to-end pair, run in turn so that both see the same load; the overhead is their difference.
-  plain=() full=()
-  for ((r = 0; r < repeat; ++r)); do
-    for i in "${!builds[@]}"; do
-      p=$(measure "${builds[$i]}" py "$py")
-      f=$(measure "${builds[$i]}" py-shim "$py")
-      plain[$i]=$(awk -v a="$p" -v b="${plain[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
-      full[$i]=$(awk -v a="$f" -v b="${full[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
-    done
-  done
-  diff=()
-  for i in "${!builds[@]}"; do diff[$i]=$(awk -v a="${full[$i]}" -v b="${plain[$i]}" 'BEGIN { printf "%.1f", a - b }'); done
+  end_to_end
   print_row "Python $version: ctypes ncclAllReduce, 50-deep stack, no shim" "${plain[@]}"
   print_row "Python $version: same, with libhangshim.so (call-sites on)" "${full[@]}"
   print_row "Python $version: the shim's cost (with - without)" "${diff[@]}"
+  alternate=1 end_to_end
+  print_row "Python $version: the shim's cost, calls from two call-sites in turn" "${diff[@]}"
 done
 size=$(stat -c %s "$(ls "$ledgers"/hangshim-*.ledger | head -1)")
 echo

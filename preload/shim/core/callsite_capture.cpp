@@ -25,9 +25,11 @@ std::atomic<uint64_t> g_capture_serial{0};  // numbers each CallsiteCapture (a f
 // call-site they gave. A call from one of those places reads just those frames again (no code
 // objects, no chain hash, no cache probe): in a training loop nearly every call, the loop
 // calling NCCL from a few places in turn (a memo that does not match usually differs at the
-// innermost frame, so trying the others is cheap). Default (not initial-exec) TLS: ~3 KiB is
-// more than the static TLS reserve a dlopen'ed copy (the benchmark probe) may take; it costs
-// one __tls_get_addr per capture.
+// innermost frame, so trying the others is cheap). Initial-exec TLS like the shim's other
+// thread-locals (no __tls_get_addr): the preloaded shim's static TLS is sized at start-up. A
+// copy loaded with dlopen needs its whole TLS block (~4 KiB with this) from glibc's small
+// static TLS reserve and fails to load ("cannot allocate memory in static TLS block"), so the
+// benchmark preloads its probe library.
 struct OwnMemo {
   uint64_t serial = 0;  // the CallsiteCapture it belongs to; 0: none
   uint64_t tstate = 0;
@@ -41,7 +43,7 @@ struct OwnMemos {
   OwnMemo memo[kCount];
   uint32_t next = 0;  // the one the next new place replaces (round robin)
 };
-thread_local OwnMemos t_own_memos;
+__attribute__((tls_model("initial-exec"))) thread_local OwnMemos t_own_memos;
 constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
 
 // The cache key of a chain. Only this process ever sees it (code object addresses), so it need
