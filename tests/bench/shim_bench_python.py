@@ -33,6 +33,8 @@ def main():
     p.add_argument("--depth", type=int, default=50)
     p.add_argument("--calls", type=int, default=50000)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--alternate", action="store_true",
+                   help="call from two call-sites in turn (each call's stack differs from the previous one's)")
     p.add_argument("--probe", help="libshim_capture_probe.so: time the call-site capture alone")
     p.add_argument("--ledger", default="/tmp/hangshim-bench-probe.ledger", help="scratch ledger for --probe")
     args = p.parse_args()
@@ -71,8 +73,13 @@ def main():
         best = float("inf")
         for _ in range(args.rounds):
             start = time.thread_time()  # CPU time: other processes' load is not ours
-            for _ in range(args.calls):
-                allreduce(buf, buf, 1, 7, 0, c, None)
+            if args.alternate:
+                for _ in range(args.calls // 2):
+                    allreduce(buf, buf, 1, 7, 0, c, None)
+                    allreduce(buf, buf, 1, 7, 0, c, None)
+            else:
+                for _ in range(args.calls):
+                    allreduce(buf, buf, 1, 7, 0, c, None)
             best = min(best, (time.thread_time() - start) / args.calls)
         return best
 

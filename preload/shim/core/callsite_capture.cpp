@@ -19,14 +19,44 @@ using pyframes::CodeLocation;
 namespace {
 
 std::atomic<uint64_t> g_main_thread{0};
+std::atomic<uint64_t> g_capture_serial{0};  // numbers each CallsiteCapture (a fork child's too)
+
+// This thread's last captures of its own frames: the frames as the walk read them and the
+// call-site they gave. A call from one of those places reads just those frames again (no code
+// objects, no chain hash, no cache probe): in a training loop nearly every call, the loop
+// calling NCCL from a few places in turn (a memo that does not match usually differs at the
+// innermost frame, so trying the others is cheap). Initial-exec TLS like the shim's other
+// thread-locals (no __tls_get_addr): the preloaded shim's static TLS is sized at start-up. A
+// copy loaded with dlopen needs its whole TLS block (~4 KiB with this) from glibc's small
+// static TLS reserve and fails to load ("cannot allocate memory in static TLS block"), so the
+// benchmark preloads its probe library.
+struct OwnMemo {
+  uint64_t serial = 0;  // the CallsiteCapture it belongs to; 0: none
+  uint64_t tstate = 0;
+  uint32_t id = 0;
+  uint32_t flags = 0;
+  uint32_t counter = 0;
+  pyframes::OwnFramesRecord frames;
+};
+struct OwnMemos {
+  static constexpr uint32_t kCount = 4;
+  OwnMemo memo[kCount];
+  uint32_t next = 0;  // the one the next new place replaces (round robin)
+};
+__attribute__((tls_model("initial-exec"))) thread_local OwnMemos t_own_memos;
 constexpr uint64_t kRetryNs = 1000000000ull;  // Python not up yet / main thread not found: retry after 1 s
 
+// The cache key of a chain. Only this process ever sees it (code object addresses), so it need
+// not be the ledger's portable Hasher: one multiply per frame and one finalizer, instead of two
+// dependent finalizers per frame (which cost more than the frame walk's reads on a 16-deep
+// chain). Collisions only cost a compare: find() checks the whole chain.
 uint64_t hash_chain(const CodeLocation* chain, size_t depth, bool borrowed) noexcept {
-  Hasher h(borrowed ? 0x626f72726f776564ull : 0x6f776e6672616d65ull);
+  uint64_t h = borrowed ? 0x626f72726f776564ull : 0x6f776e6672616d65ull;
   for (size_t i = 0; i < depth; ++i) {
-    h.add(chain[i].code_object).add(static_cast<uint32_t>(chain[i].instruction_offset));
+    uint64_t offset = static_cast<uint32_t>(chain[i].instruction_offset);
+    h = (h ^ chain[i].code_object ^ (offset << 47 | offset >> 17)) * 0x9e3779b97f4a7c15ull;
   }
-  return h.value();
+  return mix64(h) | 1;  // never 0
 }
 
 bool same_chain(const CodeLocation* a, const CodeLocation* b, size_t depth) noexcept {
@@ -47,7 +77,10 @@ uint32_t round_up_pow2(uint32_t value) {
 void CallsiteCapture::set_main_thread(uint64_t pthread_id) noexcept { g_main_thread.store(pthread_id); }
 
 CallsiteCapture::CallsiteCapture(Writer& writer, const Config& config)
-    : writer_(writer), config_(config), depth_(std::min<size_t>(config.callsite_depth, kMaxDepth)) {
+    : writer_(writer),
+      config_(config),
+      depth_(std::min<size_t>(config.callsite_depth, kMaxDepth)),
+      serial_(g_capture_serial.fetch_add(1, std::memory_order_relaxed) + 1) {
   uint32_t ledger_capacity = writer_.header().callsite_capacity;
   // Room for every call-site the ledger can hold, plus as many that arrive after it is full
   // (cached with id 0 so they are not described again and again).
@@ -140,9 +173,10 @@ uint64_t CallsiteCapture::main_thread_state() noexcept {
   return found;
 }
 
-size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::Memory& memory, CodeLocation* out,
+size_t CallsiteCapture::collect(uint64_t tstate, const pyframes::SelfMemory& memory, CodeLocation* out,
                                 size_t capacity) const noexcept {
-  return pyframes::collect_code_locations(memory, layout_, tstate, out, capacity);
+  // The caller's own frames in place (Table mode); another thread's through the kernel.
+  return pyframes::collect_own_code_locations(memory, layout_, tstate, out, capacity);
 }
 
 const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLocation* chain, size_t depth) const noexcept {
@@ -160,9 +194,20 @@ const CallsiteCapture::Slot* CallsiteCapture::find(uint64_t hash, const CodeLoca
 CallsiteHit CallsiteCapture::capture() noexcept {
   int state = ready_.load(std::memory_order_acquire);
   if (state != 1 && (state == 2 || !setup())) return {};
-  CodeLocation chain[kMaxDepth + 1];
   uint64_t tstate = reinterpret_cast<uint64_t>(get_this_thread_state_());
-  size_t n = tstate != 0 ? collect(tstate, *own_memory_, chain, depth_) : 0;
+  OwnMemos& memos = t_own_memos;
+  if (tstate != 0) {
+    for (const OwnMemo& memo : memos.memo) {
+      if (memo.serial == serial_ && memo.tstate == tstate &&
+          pyframes::same_own_frames(*own_memory_, layout_, tstate, memo.frames)) {
+        return sighting(memo.id, memo.flags, memo.counter);  // the same frames as at an earlier call
+      }
+    }
+  }
+  CodeLocation chain[kMaxDepth + 1];
+  uint64_t walk_end = pyframes::kWalkEndedEarly;
+  size_t n = tstate != 0 ? pyframes::collect_own_code_locations(*own_memory_, layout_, tstate, chain, depth_, &walk_end)
+                         : 0;
   bool borrowed = false;
   if (n == 0 && (is_initialized_ == nullptr || is_initialized_() != 0)) {
     // (After Py_Finalize the main thread's state is gone: nothing to borrow.)
@@ -204,6 +249,21 @@ CallsiteHit CallsiteCapture::capture() noexcept {
       return {};
     }
   }
+  if (!borrowed) {
+    OwnMemo& memo = memos.memo[memos.next++ % OwnMemos::kCount];
+    memo.serial = 0;
+    if (pyframes::record_own_frames(*own_memory_, layout_, tstate, walk_end, &memo.frames)) {
+      memo.serial = serial_;
+      memo.tstate = tstate;
+      memo.id = id;
+      memo.flags = flags;
+      memo.counter = counter;
+    }
+  }
+  return sighting(id, flags, counter);
+}
+
+CallsiteHit CallsiteCapture::sighting(uint32_t id, uint32_t flags, uint32_t counter) noexcept {
   if (id == 0) return {0, 0, flags};
   writer_.hit_callsite(id);  // the ledger keeps each call-site's own count (the report sums them)
   return {id, counters_[counter].fetch_add(1, std::memory_order_relaxed) + 1, flags};

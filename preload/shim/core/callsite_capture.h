@@ -70,8 +70,10 @@ class CallsiteCapture {
   bool setup() noexcept;
   bool setup_locked();
   uint64_t main_thread_state() noexcept;
-  size_t collect(uint64_t tstate, const pyframes::Memory& memory, pyframes::CodeLocation* out,
+  size_t collect(uint64_t tstate, const pyframes::SelfMemory& memory, pyframes::CodeLocation* out,
                  size_t capacity) const noexcept;
+  // Counts one sighting of call-site `id` (none for id 0) and returns the hit.
+  CallsiteHit sighting(uint32_t id, uint32_t flags, uint32_t counter) noexcept;
   const Slot* find(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth) const noexcept;
   uint32_t intern(uint64_t hash, const pyframes::CodeLocation* chain, size_t depth, bool truncated, bool borrowed,
                   uint32_t* flags, uint32_t* counter);
@@ -79,6 +81,7 @@ class CallsiteCapture {
   ledger::Writer& writer_;
   const Config config_;
   size_t depth_;
+  uint64_t serial_;  // this capture among the process's (a thread's memo names the one it is for)
 
   // Set once by setup(); read without locks afterwards (published by ready_).
   std::atomic<int> ready_{0};  // 0 not tried, 1 ready, 2 unavailable (no Python)

@@ -29,6 +29,46 @@ struct CodeLocation {
 size_t collect_code_locations(const Memory& memory, const Layout& layout, uint64_t tstate, CodeLocation* out,
                               size_t capacity) noexcept;
 
+class SelfMemory;
+// The same for the calling thread's own frames (`tstate` is the caller's), read in place where
+// `memory` (Table mode) vouches for their pages: the shim's hot path, several times cheaper
+// than going through Memory::read. The same answer as collect_code_locations over `memory`;
+// a SelfMemory in Syscall mode is simply read through it.
+// `walk_end`, if given, says where the walk ended, for record_own_frames: the last frame
+// returned when `capacity` was reached, 0 when the walk reached the outermost frame,
+// kWalkEndedEarly when it stopped at anything else (unreadable, a cycle, not code).
+inline constexpr uint64_t kWalkEndedEarly = 1;  // never a frame address (frames are aligned)
+size_t collect_own_code_locations(const SelfMemory& memory, const Layout& layout, uint64_t tstate,
+                                  CodeLocation* out, size_t capacity, uint64_t* walk_end = nullptr) noexcept;
+
+// What a walk of the caller's own frames read from the frames themselves (not from the code
+// objects they run), so that the shim can tell at its next call, by reading just that, whether
+// the walk would give the same answer: the same frames at the same addresses, running the same
+// code objects at the same instructions. Those code objects are alive (the frames hold them)
+// and the fields a walk reads from them never change. A fixed size: it lives per thread.
+struct OwnFramesRecord {
+  static constexpr size_t kMaxSteps = 24;  // deeper walks (many skipped frames) are not recorded
+  struct Seen {
+    uint64_t next;      // previous / f_back
+    uint64_t code;      // executable / f_code
+    uint64_t position;  // instr_ptr / f_lasti
+    uint64_t owner;     // 3.11+: the frame's owner (0 otherwise)
+  };
+  uint64_t first;  // the innermost frame
+  uint64_t last;   // where the walk ended (as walk_end above)
+  uint32_t steps;  // frames in seen; 0: nothing recorded
+  Seen seen[kMaxSteps];
+};
+
+// Records the frames of `tstate` (the caller's) through `walk_end` (from collect_own_code_locations);
+// false (nothing recorded) when the chain is deeper than kMaxSteps, unreadable, `memory` is not
+// in Table mode, or the interpreter is free-threaded (a frame's bytecode copy changes under it).
+bool record_own_frames(const SelfMemory& memory, const Layout& layout, uint64_t tstate, uint64_t walk_end,
+                       OwnFramesRecord* out) noexcept;
+// True when the frames of `tstate` still read exactly as `record` holds them.
+bool same_own_frames(const SelfMemory& memory, const Layout& layout, uint64_t tstate,
+                     const OwnFramesRecord& record) noexcept;
+
 // Function, qualname, file and line of one location (allocates; call once per new call-site).
 Result<Frame> describe_code_location(const Memory& memory, const Layout& layout, CodeLocation location);
 

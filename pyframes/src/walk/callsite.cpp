@@ -4,19 +4,47 @@
 #include "walk/code_info.h"
 #include "walk/frame_chain.h"
 #include "walk/interpreters.h"
+#include "walk/own_frames_memory.h"
 
 namespace pyframes {
 
-size_t collect_code_locations(const Memory& memory, const Layout& layout, uint64_t tstate, CodeLocation* out,
-                              size_t capacity) noexcept {
+namespace {
+template <class Mem>
+size_t collect(const Mem& memory, const Layout& layout, uint64_t tstate, CodeLocation* out, size_t capacity,
+               CodeTypeCheck& code_check, uint64_t* walk_end = nullptr) noexcept {
+  if (walk_end != nullptr) *walk_end = kWalkEndedEarly;
   if (out == nullptr || capacity == 0 || tstate == 0) return 0;
   size_t count = 0;
-  CodeTypeCheck code_check;
-  walk_frames(memory, layout, tstate, capacity, code_check, [&](const RawFrame& raw) {
+  uint64_t last = 0;
+  WalkStop stop = walk_frames(memory, layout, tstate, capacity, code_check, [&](const RawFrame& raw) {
     out[count].code_object = raw.code;
     out[count].instruction_offset = raw.instruction_offset;
+    last = raw.frame;
     return ++count < capacity;
   });
+  if (walk_end != nullptr && (stop == WalkStop::End || stop == WalkStop::Stopped)) {
+    *walk_end = stop == WalkStop::End ? 0 : last;
+  }
+  return count;
+}
+}  // namespace
+
+size_t collect_code_locations(const Memory& memory, const Layout& layout, uint64_t tstate, CodeLocation* out,
+                              size_t capacity) noexcept {
+  CodeTypeCheck code_check;
+  return collect(memory, layout, tstate, out, capacity, code_check);
+}
+
+size_t collect_own_code_locations(const SelfMemory& memory, const Layout& layout, uint64_t tstate,
+                                  CodeLocation* out, size_t capacity, uint64_t* walk_end) noexcept {
+  if (memory.mode() != SelfMemory::Mode::Table) {
+    CodeTypeCheck code_check;
+    return collect<Memory>(memory, layout, tstate, out, capacity, code_check, walk_end);
+  }
+  OwnFramesMemory own(memory);
+  CodeTypeCheck code_check(own.known_code_type());
+  size_t count = collect(own, layout, tstate, out, capacity, code_check, walk_end);
+  own.remember_code_type(code_check.code_type());
   return count;
 }
 

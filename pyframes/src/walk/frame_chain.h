@@ -47,7 +47,13 @@ const char* to_string(WalkStop stop);
 // static object: one address per process), so later checks cost one read.
 class CodeTypeCheck {
  public:
-  bool is_code(const Memory& memory, const Layout& layout, uint64_t object) noexcept {
+  CodeTypeCheck() = default;
+  // Starts from a type an earlier check of the same process found (0: none).
+  explicit CodeTypeCheck(uint64_t known_code_type) noexcept : code_type_(known_code_type) {}
+  uint64_t code_type() const noexcept { return code_type_; }
+
+  template <class Mem>
+  bool is_code(const Mem& memory, const Layout& layout, uint64_t object) noexcept {
     if (object == 0 || (object & 7) != 0) return false;
     uint64_t type = 0;
     if (memory.read(object + static_cast<uint64_t>(layout.object.ob_type), &type, 8) != ReadStatus::Ok) return false;
@@ -55,9 +61,15 @@ class CodeTypeCheck {
   }
 
   // The same check for an object whose ob_type the caller has read already.
-  bool is_code_type(const Memory& memory, const Layout& layout, uint64_t type) noexcept {
-    if (type == 0) return false;
-    if (type == code_type_) return true;
+  template <class Mem>
+  __attribute__((always_inline)) bool is_code_type(const Mem& memory, const Layout& layout, uint64_t type) noexcept {
+    return type != 0 && (type == code_type_ || learn_code_type(memory, layout, type));
+  }
+
+ private:
+  // The first check: is `type` the type named "code"? (Out of line: once per walk.)
+  template <class Mem>
+  __attribute__((noinline)) bool learn_code_type(const Mem& memory, const Layout& layout, uint64_t type) noexcept {
     uint64_t name_ptr = 0;
     char name[5];
     if (memory.read(type + static_cast<uint64_t>(layout.type.tp_name), &name_ptr, 8) != ReadStatus::Ok) return false;
@@ -67,7 +79,6 @@ class CodeTypeCheck {
     return true;
   }
 
- private:
   uint64_t code_type_ = 0;
 };
 
@@ -89,18 +100,30 @@ class FieldBlock {
     single_ = low_ >= 0 && high_ - low_ <= kMaxSpan;
   }
 
-  // Reads the block at `base` (one read when single); false if it could not be read.
-  bool load(const Memory& memory, uint64_t base) noexcept {
+  // Reads the block at `base` (one read when single); false if it could not be read. A
+  // memory that can vouch for a range and hand out a pointer to it (OwnFramesMemory: the
+  // shim's own frames) is read in place instead of copied.
+  // Inlined: the callers' offsets and sizes are then constants, each get() one move.
+  template <class Mem>
+  __attribute__((always_inline)) bool load(const Mem& memory, uint64_t base) noexcept {
     base_ = base;
     if (!single_) return true;
-    return memory.read(base + static_cast<uint64_t>(low_), bytes_, static_cast<size_t>(high_ - low_)) == ReadStatus::Ok;
+    if constexpr (requires { memory.direct(base, size_t{1}); }) {
+      direct_ = static_cast<const unsigned char*>(
+          memory.direct(base + static_cast<uint64_t>(low_), static_cast<size_t>(high_ - low_)));
+      return direct_ != nullptr;
+    } else {
+      return memory.read(base + static_cast<uint64_t>(low_), bytes_, static_cast<size_t>(high_ - low_)) ==
+             ReadStatus::Ok;
+    }
   }
 
   // One field (its offset must be one of the block's when single): false if unreadable.
-  bool get(const Memory& memory, int64_t offset, void* out, size_t size) const noexcept {
+  template <class Mem>
+  __attribute__((always_inline)) bool get(const Mem& memory, int64_t offset, void* out, size_t size) const noexcept {
     if (offset < 0) return false;
     if (single_ && offset >= low_ && offset + static_cast<int64_t>(size) <= high_) {
-      std::memcpy(out, bytes_ + (offset - low_), size);
+      std::memcpy(out, (direct_ != nullptr ? direct_ : bytes_) + (offset - low_), size);
       return true;
     }
     return memory.read(base_ + static_cast<uint64_t>(offset), out, size) == ReadStatus::Ok;
@@ -111,6 +134,7 @@ class FieldBlock {
   int64_t high_ = 0;
   bool single_ = false;
   uint64_t base_ = 0;
+  const unsigned char* direct_ = nullptr;  // the block in place (a direct memory), else bytes_
   unsigned char bytes_[kMaxSpan];
 };
 
@@ -134,7 +158,8 @@ class CycleDetector {
 };
 
 // The innermost frame pointer of a thread state (0 when the thread runs no Python code).
-inline ReadStatus first_frame(const Memory& memory, const Layout& layout, uint64_t tstate, uint64_t* frame) noexcept {
+template <class Mem>
+inline ReadStatus first_frame(const Mem& memory, const Layout& layout, uint64_t tstate, uint64_t* frame) noexcept {
   *frame = 0;
   if (layout.thread_state.frame >= 0) {
     return memory.read(tstate + static_cast<uint64_t>(layout.thread_state.frame), frame, 8);
@@ -150,7 +175,8 @@ inline ReadStatus first_frame(const Memory& memory, const Layout& layout, uint64
 // {Py_ssize_t size; char *entries[]} (entry 0 is the code object's own co_code_adaptive). An
 // unreadable or out-of-range array leaves `fallback`, and the offset check then calls the
 // instruction unknown rather than misplacing it.
-inline uint64_t thread_bytecode(const Memory& memory, uint64_t copies, int32_t copy, uint64_t fallback) noexcept {
+template <class Mem>
+inline uint64_t thread_bytecode(const Mem& memory, uint64_t copies, int32_t copy, uint64_t fallback) noexcept {
   if (copy == 0 || copies == 0 || (copies & 7) != 0 || copy < 0) return fallback;
   int64_t size = 0;
   uint64_t entry = 0;
@@ -162,8 +188,10 @@ inline uint64_t thread_bytecode(const Memory& memory, uint64_t copies, int32_t c
 }
 
 // Calls visit(const RawFrame&) -> bool (false = stop) for each Python frame, innermost first.
-template <class Visitor>
-WalkStop walk_frames(const Memory& memory, const Layout& layout, uint64_t tstate, size_t max_frames,
+// `Mem` is a Memory, or a final reader with the same read() whose calls the compiler can inline
+// (the shim's hot path, callsite.cpp).
+template <class Mem, class Visitor>
+WalkStop walk_frames(const Mem& memory, const Layout& layout, uint64_t tstate, size_t max_frames,
                      CodeTypeCheck& code_check, Visitor&& visit) noexcept {
   uint64_t frame = 0;
   if (first_frame(memory, layout, tstate, &frame) != ReadStatus::Ok) return WalkStop::Unreadable;
