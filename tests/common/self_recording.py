@@ -63,10 +63,11 @@ def thread_state(pid, tid):
 
 def wait_truth(process, truth_path, name, log, timeout):
     """The truth `process` writes at truth_path, once it is there; TargetError when the process
-    exits first (with `log()` in the message) or `timeout` seconds pass."""
+    exits first (with `log()` in the message) or `timeout` seconds pass. process None: a writer
+    that is not this script's child (a worker of a launcher), waited for by time alone."""
     deadline = time.monotonic() + timeout
     while not os.path.exists(truth_path):
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             raise TargetError("%s exited early (status %s): %s" % (name, process.returncode, log()))
         if time.monotonic() > deadline:
             raise TargetError("%s wrote no ground truth within %ss" % (name, timeout))
