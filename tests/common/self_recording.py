@@ -86,3 +86,17 @@ def wait_asleep(pid, tids, name, timeout):
             raise TargetError("%s: threads %s never went to sleep" % (name, tids))
         time.sleep(0.01)
     time.sleep(0.05)
+
+
+def recorded_threads(threads, records, problems):
+    """(label, thread as read, its record) for each thread the program recorded (`records`, from
+    its truth) among `threads` (what was read: dicts with thread_id); a recorded thread that was
+    not read is one problem line instead."""
+    read = {t["thread_id"]: t for t in threads}
+    for record in records:
+        label = "thread %s" % record["label"]
+        thread = read.get(record["thread_id"])
+        if thread is None:
+            problems.append("%s (id %#x) was not read" % (label, record["thread_id"]))
+            continue
+        yield label, thread, record
