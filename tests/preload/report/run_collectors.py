@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 
-from driver import required_args  # report_test_lib puts tests/common on the path
 from report_test_lib import HERE, expect, run_checks
+from driver import required_args  # report_test_lib puts tests/common on the path
 
 VERDICT = "HANG: rank 4 never issued all_reduce #50 on comm world (8 ranks)"
 
