@@ -63,10 +63,11 @@ def thread_state(pid, tid):
 
 def wait_truth(process, truth_path, name, log, timeout):
     """The truth `process` writes at truth_path, once it is there; TargetError when the process
-    exits first (with `log()` in the message) or `timeout` seconds pass."""
+    exits first (with `log()` in the message) or `timeout` seconds pass. process None: a writer
+    that is not this script's child (a worker of a launcher), waited for by time alone."""
     deadline = time.monotonic() + timeout
     while not os.path.exists(truth_path):
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             raise TargetError("%s exited early (status %s): %s" % (name, process.returncode, log()))
         if time.monotonic() > deadline:
             raise TargetError("%s wrote no ground truth within %ss" % (name, timeout))
@@ -85,3 +86,17 @@ def wait_asleep(pid, tids, name, timeout):
             raise TargetError("%s: threads %s never went to sleep" % (name, tids))
         time.sleep(0.01)
     time.sleep(0.05)
+
+
+def recorded_threads(threads, records, problems):
+    """(label, thread as read, its record) for each thread the program recorded (`records`, from
+    its truth) among `threads` (what was read: dicts with thread_id); a recorded thread that was
+    not read is one problem line instead."""
+    read = {t["thread_id"]: t for t in threads}
+    for record in records:
+        label = "thread %s" % record["label"]
+        thread = read.get(record["thread_id"])
+        if thread is None:
+            problems.append("%s (id %#x) was not read" % (label, record["thread_id"]))
+            continue
+        yield label, thread, record

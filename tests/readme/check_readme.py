@@ -25,13 +25,15 @@ written; tests/preload/report, tests/pyframes/live, tests/pyframes/core, tests/g
     check_readme.py --source DIR --pyframes EXE --hangshim EXE
 """
 
-import argparse
 import glob
 import os
 import re
 import shlex
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import required_args  # noqa: E402
 
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 README_MAX_LINES = 400
@@ -218,11 +220,7 @@ def check_diary(texts, problems):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--source", required=True)
-    parser.add_argument("--pyframes", required=True)
-    parser.add_argument("--hangshim", required=True)
-    args = parser.parse_args()
+    args = required_args("--source", "--pyframes", "--hangshim")
     texts = {}
     for doc in documents(args.source):
         with open(os.path.join(args.source, doc)) as f:

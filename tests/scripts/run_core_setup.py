@@ -5,13 +5,14 @@ not) and the fix line it must print.
     run_core_setup.py --script CORE_SETUP
 """
 
-import argparse
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from driver import required_args, run_in_scratch  # noqa: E402
+from expect import expect  # noqa: E402
 
 APPORT = "|/usr/share/apport/apport -p%p -s%s -c%c -d%d -P%P -u%u -g%g -- %E"
 SYSTEMD = "|/lib/systemd/systemd-coredump %P %u %g %s %t %c %h"
@@ -24,15 +25,6 @@ FAKE_SYSTEMCTL = """#!/bin/sh
 echo "$FAKE_UNIT_STATE"
 [ "$FAKE_UNIT_STATE" = active ]
 """
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
 
 
 def write(path, text, mode=0o644):
@@ -82,11 +74,9 @@ def check(name, result, code, needed=(), absent=()):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--script", required=True)
-    args = p.parse_args()
-    work = tempfile.mkdtemp(prefix="hangshim-core-setup-")
-    try:
+    args = required_args("--script")
+
+    def checks(work):
         s = Setup(args.script, work)
         hard = subprocess.run(["bash", "-c", "ulimit -H -c"], stdout=subprocess.PIPE,
                               universal_newlines=True).stdout.strip()
@@ -129,12 +119,7 @@ def main():
         expect(p2.returncode == 2 and len(p2.stderr.splitlines()) == 1 and "HANGSHIM_PROC_ROOT" in p2.stderr,
                "a bad HANGSHIM_PROC_ROOT: exit %d, stderr %r" % (p2.returncode, p2.stderr))
         print("ok bad arguments")
-    except Failure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return run_in_scratch("hangshim-core-setup-", checks)
 
 
 if __name__ == "__main__":

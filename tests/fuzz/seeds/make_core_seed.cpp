@@ -11,51 +11,16 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <vector>
 
 #include "pyframes/core.h"
 #include "pyframes/layout.h"
+#include "recording_memory.h"
 
 namespace {
 
 constexpr uint64_t kGrain = 64;        // kept ranges are rounded out to this
 constexpr uint64_t kStackTop = 16384;  // bytes kept at the top of the main thread's stack
-
-class RecordingMemory final : public pyframes::Memory {
- public:
-  explicit RecordingMemory(const pyframes::Memory& inner) : inner_(inner) {}
-  pyframes::ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-    pyframes::ReadStatus status = inner_.read(address, out, size);
-    if (status == pyframes::ReadStatus::Ok && size > 0) keep(address, address + size);
-    return status;
-  }
-  std::string describe() const override { return inner_.describe(); }
-  void keep(uint64_t start, uint64_t end) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    start &= ~(kGrain - 1);
-    end = (end + kGrain - 1) & ~(kGrain - 1);
-    uint64_t& e = ranges_[start];
-    e = std::max(e, end);
-  }
-  std::vector<std::pair<uint64_t, uint64_t>> merged() const {
-    std::vector<std::pair<uint64_t, uint64_t>> out;
-    for (const auto& [start, end] : ranges_) {
-      if (!out.empty() && start <= out.back().second + 4 * kGrain) {
-        out.back().second = std::max(out.back().second, end);
-      } else {
-        out.emplace_back(start, end);
-      }
-    }
-    return out;
-  }
-
- private:
-  const pyframes::Memory& inner_;
-  mutable std::mutex mutex_;
-  mutable std::map<uint64_t, uint64_t> ranges_;
-};
 
 int fail(const std::string& what) {
   std::fprintf(stderr, "make_core_seed: %s\n", what.c_str());
@@ -73,7 +38,7 @@ int main(int argc, char** argv) {
   if (argc != 3) return fail("usage: make_core_seed CORE OUT");
   auto core = pyframes::Core::open(argv[1]);
   if (!core) return fail(core.error().message);
-  RecordingMemory memory((*core)->memory());
+  RecordingMemory memory((*core)->memory(), kGrain);
   pyframes::ReadOptions options;
   options.resolve_file = (*core)->resolver();
   options.locals = true;
@@ -102,7 +67,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  auto kept = memory.merged();
+  auto kept = memory.merged(4 * kGrain);
 
   // New layout: header, program headers, notes, kept bytes.
   std::vector<Elf64_Phdr> out_phdrs;

@@ -9,26 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "../../preload/unit/ledger_test_util.h"
 #include "ledger/writer.h"
 
 using namespace hangshim::ledger;
 
 namespace {
 
+// The ledger unit tests' identity (host, job, command line, start time), as rank `rank` of 4.
 Identity identity(int rank) {
-  Identity id;
+  Identity id = ledger_test::test_identity();
   id.pid = 1000 + rank;
-  id.ppid = 999;
-  id.uid = 0;
   id.rank = rank;
   id.world_size = 4;
   id.local_rank = rank;
-  id.start_ns = 1700000000000000000ull;
-  id.stall_seconds = 30;
-  id.host = "seed-node";
-  id.job = "seed-job";
-  id.command = "python train.py --ranks 4";
-  id.shim_version = "0.1.0";
   return id;
 }
 

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
-#include <mutex>
 
 #include "../fuzz_support.h"
 #include "memory/process_memory.h"
@@ -16,42 +14,9 @@
 #include "pyframes/callsite.h"
 #include "pyframes/layout.h"
 #include "pyframes/pyframes.h"
+#include "recording_memory.h"
 
 namespace {
-
-// Remembers the ranges of every successful read.
-class RecordingMemory final : public pyframes::Memory {
- public:
-  explicit RecordingMemory(const pyframes::Memory& inner) : inner_(inner) {}
-  pyframes::ReadStatus read(uint64_t address, void* out, size_t size) const noexcept override {
-    pyframes::ReadStatus status = inner_.read(address, out, size);
-    if (status == pyframes::ReadStatus::Ok && size > 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      uint64_t& end = ranges_[address];
-      end = std::max(end, address + size);
-    }
-    return status;
-  }
-  std::string describe() const override { return inner_.describe(); }
-
-  // Merged ranges: touching or closer than `gap` bytes become one.
-  std::vector<std::pair<uint64_t, uint64_t>> merged(uint64_t gap) const {
-    std::vector<std::pair<uint64_t, uint64_t>> out;
-    for (const auto& [start, end] : ranges_) {
-      if (!out.empty() && start <= out.back().second + gap) {
-        out.back().second = std::max(out.back().second, end);
-      } else {
-        out.emplace_back(start, end);
-      }
-    }
-    return out;
-  }
-
- private:
-  const pyframes::Memory& inner_;
-  mutable std::mutex mutex_;
-  mutable std::map<uint64_t, uint64_t> ranges_;
-};
 
 int fail(const std::string& what) {
   std::fprintf(stderr, "make_walker_seed: %s\n", what.c_str());

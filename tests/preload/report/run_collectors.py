@@ -7,23 +7,19 @@ ledgers is reported, not fatal.
     run_collectors.py --hangshim CLI --fixture REPORT_FIXTURE --scripts DIR
 """
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 
 from report_test_lib import HERE, expect, run_checks
+from driver import required_args  # report_test_lib puts tests/common on the path
 
 VERDICT = "HANG: rank 4 never issued all_reduce #50 on comm world (8 ranks)"
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--fixture", required=True)
-    p.add_argument("--scripts", required=True)
-    args = p.parse_args()
+    args = required_args("--hangshim", "--fixture", "--scripts")
 
     def body(work):
         nodes = os.path.join(work, "nodes")

@@ -1,8 +1,13 @@
 """Checks for the core-file tests: run the core driver, compare what it read from a core with
 the ground truth the program recorded about itself, frame by frame."""
 import json
+import os
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from self_recording import recorded_threads  # noqa: E402
 
 
 class Run(object):
@@ -95,12 +100,7 @@ def compare_process(document, truth, argv, fatal_prefix):
     extra = [t for t in threads if t not in recorded]
     if extra:
         problems.append("threads read that the program did not record: %s" % extra)
-    for record in truth["threads"]:
-        label = "thread %s" % record["label"]
-        thread = threads.get(record["thread_id"])
-        if thread is None:
-            problems.append("%s (id %d) missing from the core's threads" % (label, record["thread_id"]))
-            continue
+    for label, thread, record in recorded_threads(process["threads"], truth["threads"], problems):
         if thread["native_id"] != record["native_id"]:
             problems.append("%s: native id %s, recorded %s" % (label, thread["native_id"], record["native_id"]))
         if thread.get("name") and record.get("name") and thread["name"] != record["name"]:

@@ -4,7 +4,11 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from self_recording import recorded_threads  # noqa: E402
 
 
 # The caret line pyframes prints under a source line to mark the running instruction's columns.
@@ -98,12 +102,7 @@ def compare_process(process, truth, gil_holders=()):
     expected_ids = set(truth["thread_ids"]) | set(r["thread_id"] for r in truth["threads"])
     if set(threads) != expected_ids:
         problems.append("threads %s != %s" % (sorted(threads), sorted(expected_ids)))
-    for record in truth["threads"]:
-        label = "thread %s" % record["label"]
-        thread = threads.get(record["thread_id"])
-        if thread is None:
-            problems.append("%s (id %#x) not reported" % (label, record["thread_id"]))
-            continue
+    for label, thread, record in recorded_threads(process.get("threads", []), truth["threads"], problems):
         if thread.get("native_id") != record["native_id"]:
             problems.append("%s: native_id %s != %s" % (label, thread.get("native_id"), record["native_id"]))
         if thread.get("name") != expected_name(record):

@@ -33,7 +33,7 @@ sys.path.insert(0, HERE)
 
 from itest_checks import compare_frames, frame_text, python_frames, run_pyframes  # noqa: E402
 from itest_targets import wait_asleep  # noqa: E402
-from self_recording import TargetError  # noqa: E402
+from self_recording import TargetError, wait_truth  # noqa: E402
 from job_checks import check_locals, check_namespace, merged_problems, sample_states  # noqa: E402
 from pyframes_itest import run_group  # noqa: E402
 
@@ -150,16 +150,6 @@ def group_job(report, args, targets, workdir):
     report.result("--merge-json of %d saved dumps" % len(dumps), problems)
 
 
-def wait_for_file(path, what, timeout=60.0):
-    deadline = time.time() + timeout
-    while not os.path.exists(path):
-        if time.time() > deadline:
-            raise TargetError("%s never wrote %s" % (what, path))
-        time.sleep(0.02)
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def group_workers(report, args, targets, workdir):
     token = "workers-%d-%d" % (os.getpid(), int(time.time() * 1000))
     launcher = targets.start("job_launcher.py", ["2", "1", token, "worker"])
@@ -171,7 +161,7 @@ def group_workers(report, args, targets, workdir):
     worker_entry = ranks[1].get("worker")
     if worker_entry is None:
         raise TargetError("rank 1 recorded no worker: %r" % ranks[1])
-    worker = wait_for_file(worker_entry["truth"], "rank 1's worker")
+    worker = wait_truth(None, worker_entry["truth"], "rank 1's worker", None, 60.0)
     for label, truth in (("rank 0", ranks[0]), ("rank 1", ranks[1]), ("rank 1's worker", worker)):
         wait_asleep(truth["pid"], [t["native_id"] for t in truth["threads"]], label, 60.0)
     rank1, worker_pid = ranks[1]["pid"], worker["pid"]

@@ -5,7 +5,6 @@ error lines (what `hangshim report` of that directory says on stderr), never be 
     run_hang_dump_out.py --script HANG_DUMP --hangshim CLI --pyframes CLI
 """
 
-import argparse
 import os
 import shutil
 import signal
@@ -14,14 +13,11 @@ import sys
 import tempfile
 
 from cluster_lib import Failure, expect, main_with_skip, run
+from driver import required_args  # noqa: E402 (cluster_lib puts tests/common on the path)
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--script", required=True)
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--pyframes", required=True)
-    args = p.parse_args()
+    args = required_args("--script", "--hangshim", "--pyframes")
 
     def body():
         work = tempfile.mkdtemp(prefix="hangshim-dump-out-")

@@ -21,7 +21,6 @@ Skipped (exit 77) when not root, a package is missing or a daemon does not start
     run_slurm.py --scripts DIR --hangshim CLI --shim LIB --fakenccl DIR [--pythonpath DIR] [--python PY]
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -34,6 +33,7 @@ import time
 
 from cluster_lib import (Daemons, Failure, Skip, expect, free_ports, main_with_skip, need_programs, need_root,
                          one_line_of_its_own, program, run, tail, wait_until)
+from driver import parser_requiring
 from report_test_lib import LIBRARY_PATHS, SCENARIOS
 from run_report_case import Checker
 
@@ -198,11 +198,7 @@ class Cluster(object):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--scripts", required=True)
-    p.add_argument("--hangshim", required=True)
-    p.add_argument("--shim", required=True)
-    p.add_argument("--fakenccl", required=True)
+    p = parser_requiring("--scripts", "--hangshim", "--shim", "--fakenccl")
     p.add_argument("--pythonpath", default="")
     p.add_argument("--python", default=sys.executable)
     args = p.parse_args()

@@ -12,7 +12,6 @@ HANGSHIM_SCENARIO_TRUTH, which the launcher passes on to every rank):
                                                           venv's bin/ after pip install)
 """
 
-import argparse
 import json
 import os
 import re
@@ -23,7 +22,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "preload", "report"))
-from report_test_lib import Failure, expect  # noqa: E402
+from report_test_lib import Failure, expect  # noqa: E402  (and tests/common on the path)
+from driver import parser_requiring  # noqa: E402
 from run_report_case import Checker, base_line  # noqa: E402
 
 
@@ -49,9 +49,7 @@ def alive(pid):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--source", required=True)
-    parser.add_argument("--build", required=True)
+    parser = parser_requiring("--source", "--build")
     parser.add_argument("--tools", help="take hangshim and pyframes from this directory (HANGSHIM_DEMO_TOOLS)")
     args = parser.parse_args()
     command = readme_demo_command(os.path.join(args.source, "README.md"))

@@ -24,24 +24,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from driver import run_in_scratch  # noqa: E402
+from expect import Failure, expect  # noqa: E402
 
 
 # How every verdict line the report can print begins (preload/report/wording/state_words.cpp,
 # init_failure_words.cpp, phrases.cpp). Damage may turn the stuck job into any of them: a byte
 # overwritten in a record can make it an error or an init failure; the test asks for a verdict.
 VERDICT_HEADS = ("HANG:", "OK:", "NO HANG", "ERROR:", "INIT FAILED:", "NO NCCL CALLS:", "NO DATA:", "ENDED:")
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
 
 
 def run(argv, timeout=60, env=None):
@@ -180,16 +174,8 @@ def main():
     parser.add_argument("--fakenccl")
     parser.add_argument("--fixture")
     args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="hangshim-report-faults.")
-    os.chmod(work, 0o700)
-    try:
-        {"killed_mid_write": killed_mid_write, "cut_while_reading": cut_while_reading}[args.case](args, work)
-    except Failure as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    case = {"killed_mid_write": killed_mid_write, "cut_while_reading": cut_while_reading}[args.case]
+    return run_in_scratch("hangshim-report-faults.", lambda work: case(args, work), mode=0o700)
 
 
 if __name__ == "__main__":

@@ -12,25 +12,17 @@ import argparse
 import glob
 import os
 import pwd
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from driver import run_in_scratch  # noqa: E402
+from expect import Failure, expect  # noqa: E402
 from hung_job import run_until_reported  # noqa: E402
 
 SKIP = 77
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(ok, what):
-    if not ok:
-        raise Failure(what)
 
 
 class Job(object):
@@ -207,17 +199,8 @@ def main():
     if os.geteuid() != 0:
         print("skipped: needs root (mount, chown)")
         return SKIP
-    work = tempfile.mkdtemp(prefix="hangshim-fault-")
-    os.chmod(work, 0o755)  # the planted link's owner must be able to reach its target
-    try:
-        CASES[args.case](Job(args, work))
-    except Failure as failure:
-        print("FAIL:", failure)
-        return 1
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("ok")
-    return 0
+    # 0o755: the planted link's owner must be able to reach its target
+    return run_in_scratch("hangshim-fault-", lambda work: CASES[args.case](Job(args, work)), mode=0o755, ok="ok")
 
 
 if __name__ == "__main__":

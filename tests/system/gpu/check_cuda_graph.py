@@ -14,12 +14,9 @@ REPLAYS = 100
 def on_gpu(ctx):
     job = g.Job(ctx, "cuda-graph", ["job_cuda_graph.py", "--replays", str(REPLAYS), "--pause", "8"], ctx.ranks,
                 env={"HANGSHIM_STALL_SECONDS": "4"})
-    codes = job.wait(180)
-    g.expect(codes == [0] * job.ranks, "the job exited %s: %s" % (codes, job.log(0)[-300:]))
+    job.wait_ok(180)
     figures = []
-    for ledger in g.ledgers(ctx, job.ledgers):
-        rank = ledger["process"]["rank"]
-        truth = job.truth(rank)
+    for rank, ledger, truth in job.ranked_ledgers(ctx):
         g.expect(truth["value"] == truth["expected"], "rank %d: replays gave %g, expected %g" % (rank, truth["value"], truth["expected"]))
         calls = g.records(ledger, "all_reduce")
         captured = [r for r in calls if r["graph_captured"]]

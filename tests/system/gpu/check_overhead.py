@@ -14,15 +14,14 @@ def measure(ctx, calls):
     for shim in (False, True):
         name = "overhead-%s" % ("shim" if shim else "plain")
         job = g.Job(ctx, name, ["job_allreduce_bench.py", "--calls", str(calls)], ctx.ranks, shim=shim)
-        codes = job.wait(240)
-        g.expect(codes == [0] * job.ranks, "%s run exited %s: %s" % (name, codes, job.log(0)[-300:]))
+        job.wait_ok(240, "%s run" % name)
         timings[shim] = max(job.truth(r)["per_call_us"] for r in range(job.ranks))
         if shim:
-            for ledger in g.ledgers(ctx, job.ledgers):
+            for rank, ledger, truth in job.ranked_ledgers(ctx):
                 counted = sum(c["op_counts"].get("all_reduce", 0) for c in ledger["communicators"])
-                want = calls + job.truth(ledger["process"]["rank"])["warmup"]
+                want = calls + truth["warmup"]
                 g.expect(counted == want, "rank %d's ledger counted %d all_reduces, the job issued %d" % (
-                    ledger["process"]["rank"], counted, want))
+                    rank, counted, want))
     plain, shimmed = timings[False], timings[True]
     figures = "%d all_reduces x %d ranks: %.2f us/call without the shim, %.2f with (+%.2f us, ratio %.3f)" % (
         calls, ctx.ranks, plain, shimmed, shimmed - plain, shimmed / plain)

@@ -12,12 +12,9 @@ STEPS = 200
 
 
 def verify(ctx, job, op, site_of, per_step):
-    codes = job.wait(180)
-    g.expect(codes == [0] * job.ranks, "the job exited %s (rank 0's log: %s)" % (codes, job.log(0)[-300:]))
+    job.wait_ok(180)
     figures = []
-    for ledger in g.ledgers(ctx, job.ledgers):
-        rank = ledger["process"]["rank"]
-        truth = job.truth(rank)
+    for _, ledger, truth in job.ranked_ledgers(ctx):
         calls = len(g.records(ledger, op))
         per = per_step(truth, calls)
         figures.append(g.check_calls(ledger, op, site_of(truth), truth["steps"] * per, events=True))

@@ -161,6 +161,17 @@ class Job(object):
                 raise Failed("the job ran past %g s (log tail: %s)" % (timeout, self.log(0)[-300:]))
         return [p.returncode for p in self.procs]
 
+    def wait_ok(self, timeout, what="the job"):
+        """wait(timeout), and Failed unless every rank exited 0."""
+        codes = self.wait(timeout)
+        expect(codes == [0] * self.ranks, "%s exited %s (rank 0's log: %s)" % (what, codes, self.log(0)[-300:]))
+
+    def ranked_ledgers(self, ctx):
+        """(rank, ledger, the rank's truth) for every ledger the job left."""
+        for ledger in ledgers(ctx, self.ledgers):
+            rank = ledger["process"]["rank"]
+            yield rank, ledger, self.truth(rank)
+
     def wait_for_line(self, rank, pattern, timeout):
         """Seconds until rank's output has a line matching `pattern`, and the line."""
         start = time.time()

@@ -15,9 +15,8 @@ import job_truth
 def torch_loop(calls):
     import torch
     import torch.distributed as dist
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    from job_group import join_nccl  # torch only in this mode
+    join_nccl()
     x = torch.ones(1, device="cuda")
     for _ in range(100):  # warm-up: communicator set-up, NCCL's first launches
         dist.all_reduce(x)

@@ -5,7 +5,6 @@ false hang would show. It checks the numbers and records the capture line and th
     job_cuda_graph.py --replays N --pause S
 """
 
-import argparse
 import os
 import sys
 import time
@@ -14,16 +13,12 @@ import torch
 import torch.distributed as dist
 
 import job_truth
+from job_group import job_options, join_nccl
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--replays", type=int, default=100)
-    p.add_argument("--pause", type=float, default=8.0)
-    args = p.parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    args = job_options(replays=100, pause=8.0)
+    join_nccl()
     world = dist.get_world_size()
     x = torch.ones(1024, device="cuda")
     side = torch.cuda.Stream()

@@ -6,7 +6,6 @@ Python frame: the shim borrows the main thread's); the job records that line and
     job_ddp.py --steps N
 """
 
-import argparse
 import os
 import sys
 
@@ -15,15 +14,12 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 import job_truth
+from job_group import job_options, join_nccl
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=200)
-    args = p.parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    args = job_options(steps=200)
+    local_rank = join_nccl()
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 8)).cuda()
     ddp = DistributedDataParallel(model, device_ids=[local_rank])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)

@@ -6,7 +6,6 @@ records the all_reduce's line, the step it hangs in, when it issued it and where
     job_device_hang.py --steps N
 """
 
-import argparse
 import os
 import sys
 import time
@@ -15,17 +14,14 @@ import torch
 import torch.distributed as dist
 
 import job_truth
+from job_group import job_options, join_nccl
 
 SPIN_CYCLES = 1 << 40  # minutes at any GPU clock: longer than the check waits
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=40)
-    args = p.parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    args = job_options(steps=40)
+    join_nccl()
     x = torch.ones(1024, device="cuda")
     for step in range(1, args.steps + 1):
         if step == args.steps:

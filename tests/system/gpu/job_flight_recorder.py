@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 import job_truth
+from job_group import join_nccl
 
 
 def main():
@@ -20,9 +21,7 @@ def main():
     p.add_argument("--calls", type=int, default=20)
     p.add_argument("--dump-dir", required=True)
     args = p.parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    join_nccl()
     x = torch.ones(256, device="cuda")
     for _ in range(args.calls):
         line = sys._getframe().f_lineno; dist.all_reduce(x)  # noqa: E702 (the call's own line)

@@ -6,7 +6,6 @@ its step and the timeout.
     job_watchdog.py --steps N --timeout S
 """
 
-import argparse
 import datetime
 import os
 import sys
@@ -15,17 +14,12 @@ import torch
 import torch.distributed as dist
 
 import job_truth
+from job_group import job_options, join_nccl
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--timeout", type=float, default=10.0)
-    args = p.parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank),
-                            timeout=datetime.timedelta(seconds=args.timeout))
+    args = job_options(steps=5, timeout=10.0)
+    join_nccl(timeout=datetime.timedelta(seconds=args.timeout))
     x = torch.ones(1024, device="cuda")
     for step in range(1, args.steps + 1):
         if step == args.steps:

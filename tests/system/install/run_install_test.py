@@ -13,16 +13,14 @@
     run_install_test.py --build DIR --cmake CMAKE PYTHON...
 """
 
-import argparse
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from driver import parser_requiring, run_in_scratch  # noqa: E402
 from expect import Failure, expect  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,25 +103,18 @@ def check_consumer(consumer, python, work):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", required=True)
-    p.add_argument("--cmake", required=True)
+    p = parser_requiring("--build", "--cmake")
     p.add_argument("pythons", nargs="+")
     args = p.parse_args()
-    work = tempfile.mkdtemp(prefix="hangshim-install-")
-    try:
+
+    def checks(work):
         prefix = install(args, work)
         check_commands(prefix)
         consumer = build_consumer(args, prefix, work)
         for python in args.pythons:
             print("ok %s" % check_consumer(consumer, python, work))
-    except (Failure, subprocess.TimeoutExpired) as e:
-        print("FAIL: %s" % e)
-        return 1
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("ok: installed, moved, and used by an outside project through find_package(hangshim)")
-    return 0
+    return run_in_scratch("hangshim-install-", checks, failures=(Failure, subprocess.TimeoutExpired),
+                          ok="ok: installed, moved, and used by an outside project through find_package(hangshim)")
 
 
 if __name__ == "__main__":

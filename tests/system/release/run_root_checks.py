@@ -14,12 +14,14 @@ made (scripts/make-roots.sh SYSTEM: its archive unreachable), or no release whee
 (scripts/release.sh).
 """
 
-import argparse
 import glob
 import os
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from driver import required_args  # noqa: E402
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,12 +36,7 @@ def skip(reason):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--system", required=True)
-    parser.add_argument("--roots", required=True)
-    parser.add_argument("--dist", required=True)
-    parser.add_argument("--release-build", required=True)
-    args = parser.parse_args()
+    args = required_args("--system", "--roots", "--dist", "--release-build")
 
     if os.geteuid() != 0:
         skip("chroot and mounting /proc need root")

@@ -28,19 +28,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+from expect import Failure, expect  # noqa: E402
 from rank_lists import rank_text  # noqa: E402  (the rank list as pyframes writes it)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
-
-
-class Failed(Exception):
-    pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise Failed(message)
 
 
 def free_port():
@@ -338,7 +330,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="hangshim-torch-") as work:
         try:
             checks = commcheck_case(args, work) if args.case == "commcheck" else hang_case(args, work, args.case)
-        except Failed as error:
+        except Failure as error:
             print("FAILED: torch/%s: %s" % (args.case, error))
             return 1
     for check in checks:
