@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from pyframes_bench import measure, ms, percentile, repeat, start_targets  # noqa: E402
+from pyframes_bench import ms, percentile, print_table, repeat, start_targets  # noqa: E402
 
 
 def is_static(path):
@@ -148,12 +148,8 @@ def main():
         print("pyframes' stops not timed: %s" % clock_problem)
     if gdb_problem:
         print("gdb column empty: %s" % gdb_problem)
-    print()
-    print("| measurement | pyframes --native | pyframes (Python only) | gdb -batch -ex 'thread apply all bt' | target | met |")
-    print("|---|---|---|---|---|---|")
-    for name, ours, python_only, theirs, goal, met in rows:
-        print("| %s | %s | %s | %s | %s | %s |" % (name, ours, python_only, theirs, goal,
-                                                  "" if met is None else ("yes" if met else "NO")))
+    print_table(("measurement", "pyframes --native", "pyframes (Python only)", "gdb -batch -ex 'thread apply all bt'",
+                 "target", "met"), rows)
     return 0
 
 

@@ -129,6 +129,16 @@ def median(results, field="seconds"):
     return statistics.median(getattr(r, field) for r in results)
 
 
+def print_table(header, rows):
+    """A blank line, then the rows as a Markdown table; a row's last value (met) is None, True or False."""
+    print()
+    print("| %s |" % " | ".join(header))
+    print("|%s" % ("---|" * len(header)))
+    for row in rows:
+        met = row[-1]
+        print("| %s | %s |" % (" | ".join(str(value) for value in row[:-1]), "" if met is None else ("yes" if met else "NO")))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pyframes", required=True)
@@ -247,12 +257,7 @@ def main():
         print("pystack column empty: %s" % pystack_problem)
     if gdb_problem:
         print("gdb column empty: %s" % gdb_problem)
-    print()
-    print("| measurement | pyframes | pystack remote | gdb -batch -ex py-bt | target | met |")
-    print("|---|---|---|---|---|---|")
-    for name, ours, theirs, gdbs, goal, met in rows:
-        print("| %s | %s | %s | %s | %s | %s |" % (name, ours, theirs, gdbs, goal,
-                                                  "" if met is None else ("yes" if met else "NO")))
+    print_table(("measurement", "pyframes", "pystack remote", "gdb -batch -ex py-bt", "target", "met"), rows)
     return 0
 
 
