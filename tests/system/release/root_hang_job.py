@@ -32,10 +32,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hangshim", required=True)
     parser.add_argument("--fakenccl", required=True)
-    parser.add_argument("--tests", required=True, help="a copy of the source tree's tests/ (scenarios, report, common)")
+    parser.add_argument("--tests", required=True, help="a copy of the source tree's tests/ (system/scenarios, preload/report, common)")
     parser.add_argument("--scenario", default="barrier_skipped.py")
     args = parser.parse_args()
-    sys.path.insert(0, os.path.join(args.tests, "report"))
+    sys.path.insert(0, os.path.join(args.tests, "preload", "report"))
     from report_test_lib import LIBRARY_PATHS, Failure, expect
     from run_report_case import Checker
 
@@ -47,7 +47,7 @@ def main():
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LD_PRELOAD", "HANGSHIM_DIR"):
         env.pop(name, None)
     env.update(LD_LIBRARY_PATH=args.fakenccl, HANGSHIM_LIBRARY_PATHS=LIBRARY_PATHS, PYTHONDONTWRITEBYTECODE="1")
-    scenarios = os.path.join(args.tests, "scenarios")
+    scenarios = os.path.join(args.tests, "system", "scenarios")
     command = [args.hangshim, "run", "--dir", ledgers, "--stall", "2", "--quiet", "--",
                sys.executable, os.path.join(scenarios, "launch.py"), "-n", str(RANKS), "--timeout", "60",
                "--hang-after", "3", "--keep-hung", "--quiet", "--truth", truth_path, "--status", status_path,

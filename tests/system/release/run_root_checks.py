@@ -25,7 +25,9 @@ from driver import required_args  # noqa: E402
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
-TESTS = os.path.dirname(HERE)
+TESTS = os.path.dirname(os.path.dirname(HERE))  # tests/
+# What root_hang_job.py needs of tests/, copied at the same paths (their imports are relative).
+TEST_PARTS = (os.path.join("system", "scenarios"), os.path.join("preload", "report"), "common")
 STAND_IN = ("libnccl.so.2", "libcuda.so.1")  # in the release build's standin/lib
 WORK = "tmp/hangshim-release-test"
 
@@ -64,7 +66,7 @@ def main():
         os.makedirs(os.path.join(work, "fakenccl"))
         for name in STAND_IN:  # the files the sonames lead to, under the sonames
             shutil.copy2(os.path.realpath(os.path.join(stand_in, name)), os.path.join(work, "fakenccl", name))
-        for part in ("scenarios", "report", "common"):
+        for part in TEST_PARTS:
             shutil.copytree(os.path.join(TESTS, part), os.path.join(work, "tests", part),
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         enter = ('mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && '
