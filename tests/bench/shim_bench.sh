@@ -105,11 +105,16 @@ row() {  # row LABEL KIND [PY]: measures and prints one table row
 }
 
 # end_to_end: the pair without and with the shim for $py, run in turn so that both see the same
-# load; sets plain, full and diff (their difference, the shim's cost) per build.
+# load; sets plain, full and diff (their difference, the shim's cost) per build. At least 8
+# processes each: a Python process runs this loop in one of two speeds about 1 µs apart (the
+# stand-in's futex hand-off to its engine thread, and the interpreter's own layout, differ from
+# process to process, pinned to one CPU or not), so with 3 runs the least of one side was now and
+# then the slow speed and the difference came out negative; the least of 8 is the fast speed.
 end_to_end() {
-  local r i p f
+  local r i p f runs=$((repeat < 8 ? 8 : repeat))
+  ((smoke)) && runs=1
   plain=() full=() diff=()
-  for ((r = 0; r < repeat; ++r)); do
+  for ((r = 0; r < runs; ++r)); do
     for i in "${!builds[@]}"; do
       p=$(measure "${builds[$i]}" py "$py")
       f=$(measure "${builds[$i]}" py-shim "$py")
