@@ -47,6 +47,17 @@ template <class T>
 inline T fetch_add_relaxed(T& field, T value) noexcept {
   return __atomic_fetch_add(&field, value, __ATOMIC_RELAXED);
 }
+// Adds to a counter that one thread at a time writes (a communicator's issue counters: NCCL
+// forbids using one communicator from two threads at once, and the shim's own group code relies
+// on it too): an atomic load and an atomic store, each whole for readers in other processes,
+// without the locked read-modify-write of fetch_add (about 8 ns each on the hot path, where a
+// call makes five). Returns the value before.
+template <class T>
+inline T add_single_writer(T& field, T value) noexcept {
+  T before = __atomic_load_n(&field, __ATOMIC_RELAXED);
+  __atomic_store_n(&field, static_cast<T>(before + value), __ATOMIC_RELAXED);
+  return before;
+}
 // Raises `field` to `value` if it is lower (completion sequence numbers).
 template <class T>
 inline void store_max_relaxed(T& field, T value) noexcept {

@@ -68,8 +68,8 @@ CallToken Recorder::begin(const CallInfo& call) noexcept {
   t.comm = comm_id(call.comm);
   bool p2p = is_p2p(call.op);
   if (CommEntry* c = writer_->comm(t.comm)) {
-    t.seq = fetch_add_relaxed(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
-    if (has_op_count(call.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
+    t.seq = add_single_writer(p2p ? c->p2p_issued : c->coll_issued, uint64_t{1}) + 1;
+    if (has_op_count(call.op)) add_single_writer(c->op_counts[static_cast<int>(call.op) - 1], uint64_t{1});
     if (load_relaxed(c->device) < 0 || load_relaxed(c->rank) < 0) learn_comm_details(t.comm, call.comm);
   }
   RecordStart s = start_record(call.op, t.comm, now);
@@ -165,8 +165,8 @@ void Recorder::group_simulate_end(int result) noexcept {
     const GroupMember& m = members[i];
     writer_->record_completed(m.index, now, kRecordSimulated);
     if (CommEntry* c = writer_->comm(m.comm); c != nullptr && m.seq != 0) {
-      fetch_add_relaxed(m.p2p ? c->p2p_issued : c->coll_issued, ~uint64_t{0});
-      if (has_op_count(m.op)) fetch_add_relaxed(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
+      add_single_writer(m.p2p ? c->p2p_issued : c->coll_issued, ~uint64_t{0});
+      if (has_op_count(m.op)) add_single_writer(c->op_counts[static_cast<int>(m.op) - 1], ~uint64_t{0});
     }
     if (callsites_) {
       callsites_->give_back(m.callsite);
