@@ -51,8 +51,10 @@ struct Section {
 
 class Parser {
  public:
-  Parser(const unsigned char* base, size_t size, const std::string& source, LedgerBytes kind)
-      : base_(base), size_(size), kind_(kind) {
+  // `snapshot`: the bytes are a private copy made by snapshot_ledger, whose ring slots are each
+  // stable or marked odd; they are read as plain memory, without the seqlock a live mapping needs.
+  Parser(const unsigned char* base, size_t size, const std::string& source, LedgerBytes kind, bool snapshot = false)
+      : base_(base), size_(size), kind_(kind), snapshot_(snapshot) {
     out_.source = source;
   }
 
@@ -325,7 +327,16 @@ class Parser {
       uint64_t index = head - n + 1 + k;
       const RingEntry& slot = ring_[(index - 1) & (ring_capacity_ - 1)];
       RingEntry entry;
-      if (!read_ring_entry(slot, entry, 200)) {
+      if (snapshot_) {
+        // Nothing writes a private copy: one copy of the slot, the stamp the snapshot checked.
+        std::memcpy(&entry, &slot, sizeof entry);
+        entry.reserved0 = 0;
+        entry.reserved1 = 0;
+        if ((entry.stamp & 1) != 0) {
+          ++busy;
+          continue;
+        }
+      } else if (!read_ring_entry(slot, entry, 200)) {
         ++busy;
         continue;
       }
@@ -360,6 +371,7 @@ class Parser {
   const unsigned char* base_;
   size_t size_;
   LedgerBytes kind_;
+  bool snapshot_ = false;
   Ledger out_;
   const Header* header_ = nullptr;
   const CommEntry* comms_ = nullptr;
@@ -467,7 +479,7 @@ pyframes::Result<Ledger> LedgerReader::read(const std::string& path, LedgerBytes
   // would kill this process with SIGBUS (snapshot.h). Into memory kept from the last ledger:
   // only the parsed Ledger outlives this call.
   PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_, scratch_));
-  auto parsed = parse_ledger(bytes_.data(), bytes_.size(), path, bytes_kind);
+  auto parsed = Parser(bytes_.data(), bytes_.size(), path, bytes_kind, /*snapshot=*/true).parse();
   constexpr size_t kKeptBytes = 4u << 20;  // a huge ledger's copy is not kept for the next one
   if (bytes_.capacity() > kKeptBytes) std::vector<unsigned char>().swap(bytes_);
   if (scratch_.early.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.early);
