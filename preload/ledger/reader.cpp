@@ -441,6 +441,15 @@ LedgerReader::~LedgerReader() {
 }
 
 pyframes::Result<Ledger> LedgerReader::read(const std::string& path, LedgerBytes bytes_kind) {
+  return read_copy(path, bytes_kind, nullptr);
+}
+
+pyframes::Result<Ledger> LedgerReader::read(const std::string& path, std::vector<unsigned char>& copy) {
+  return read_copy(path, LedgerBytes::File, &copy);
+}
+
+pyframes::Result<Ledger> LedgerReader::read_copy(const std::string& path, LedgerBytes bytes_kind,
+                                                 std::vector<unsigned char>* copy) {
   // The directory first (its owner and mode decide whether the file can be trusted), then the
   // file inside it: O_NOFOLLOW (ledgers are never links), O_NONBLOCK (a FIFO planted under a
   // ledger's name must not block the open). The directory stays open for the next ledger in
@@ -480,6 +489,7 @@ pyframes::Result<Ledger> LedgerReader::read(const std::string& path, LedgerBytes
   // only the parsed Ledger outlives this call.
   PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_, scratch_));
   auto parsed = Parser(bytes_.data(), bytes_.size(), path, bytes_kind, /*snapshot=*/true).parse();
+  if (copy != nullptr && parsed) copy->assign(bytes_.begin(), bytes_.end());
   constexpr size_t kKeptBytes = 4u << 20;  // a huge ledger's copy is not kept for the next one
   if (bytes_.capacity() > kKeptBytes) std::vector<unsigned char>().swap(bytes_);
   if (scratch_.early.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.early);

@@ -134,8 +134,14 @@ class LedgerReader {
   LedgerReader& operator=(const LedgerReader&) = delete;
   ~LedgerReader();
   pyframes::Result<Ledger> read(const std::string& path, LedgerBytes kind = LedgerBytes::File);
+  // The same, and the consistent copy the ledger was parsed from into `copy` (snapshot.h: each
+  // ring slot stable or marked busy, the parts not in use zero): what `hangshim export` ships,
+  // so the other side parses the very bytes this side judged.
+  pyframes::Result<Ledger> read(const std::string& path, std::vector<unsigned char>& copy);
 
  private:
+  pyframes::Result<Ledger> read_copy(const std::string& path, LedgerBytes kind, std::vector<unsigned char>* copy);
+
   std::string dir_;
   int dir_fd_ = -1;
   std::vector<unsigned char> bytes_;

@@ -5,7 +5,7 @@
 //   {"format": "hangshim-export", "version": 1, "host": "node7", "time_ns": ...,
 //    "hangshim_version": "0.1.0", "directories": [...],
 //    "ledgers": [{"source": PATH, "size": BYTES, "liveness": "alive"|"gone"|"recycled"|"unknown",
-//                 "pages": [[OFFSET, BASE64], ...],   // the file's non-zero 4 KiB pages
+//                 "pages": [[OFFSET, BASE64], ...],   // the file's bytes, less runs of zeros
 //                 "stacks": {pyframes process JSON} | "stack_error": TEXT}, ...],
 //    "errors": [{"source": PATH, "message": TEXT}, ...]}
 //
@@ -20,6 +20,5 @@ namespace hangshim::report {
 
 inline constexpr const char* kExportFormat = "hangshim-export";
 inline constexpr uint64_t kExportVersion = 1;
-inline constexpr size_t kExportPage = 4096;
 
 }  // namespace hangshim::report
