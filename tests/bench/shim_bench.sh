@@ -66,11 +66,9 @@ print(round(min(p.hangshim_bench_record($capcalls) for _ in range($rounds)), 1))
     capture-5 | capture-50)
       LD_PRELOAD=$probe "$py" "$here/shim_bench_python.py" --probe "$probe" --ledger "$(mktemp -u "$ledgers/probe-XXXXXX.ledger")" \
         --depth "${kind#capture-}" --calls $capcalls --rounds $rounds | field capture_ns ;;
-    py) "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds ${alternate:+--alternate} |
-          field ns_per_call ;;
-    py-shim)
-      LD_PRELOAD=$shim "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds \
-        ${alternate:+--alternate} | field ns_per_call ;;
+    py-pair)
+      LD_PRELOAD=$shim "$py" "$here/shim_bench_python.py" --depth 50 --calls $pycalls --rounds $rounds --pair \
+        ${alternate:+--alternate} ;;
   esac
 }
 
@@ -104,25 +102,30 @@ row() {  # row LABEL KIND [PY]: measures and prints one table row
   print_row "$label" "${best_by[@]}"
 }
 
-# end_to_end: the pair without and with the shim for $py, run in turn so that both see the same
-# load; sets plain, full and diff (their difference, the shim's cost) per build. At least 8
-# processes each: a Python process runs this loop in one of two speeds about 1 µs apart (the
-# stand-in's futex hand-off to its engine thread, and the interpreter's own layout, differ from
-# process to process, pinned to one CPU or not), so with 3 runs the least of one side was now and
-# then the slow speed and the difference came out negative; the least of 8 is the fast speed.
+# end_to_end: a collective from Python with and without the shim, in the same process (the shim
+# preloaded; "without" is pncclAllReduce, NCCL's unwrapped name of the same function; see
+# shim_bench_python.py --pair): a Python process runs this loop in one of two speeds about 1 µs
+# apart, so differences between two processes came out anywhere from -570 to +400 ns. Sets plain
+# and full (the least per build over $repeat processes) and diff (the median of the processes'
+# own differences, the shim's cost).
 end_to_end() {
-  local r i p f runs=$((repeat < 8 ? 8 : repeat))
-  ((smoke)) && runs=1
+  local r i out
   plain=() full=() diff=()
-  for ((r = 0; r < runs; ++r)); do
+  local -A diffs=()
+  for ((r = 0; r < repeat; ++r)); do
     for i in "${!builds[@]}"; do
-      p=$(measure "${builds[$i]}" py "$py")
-      f=$(measure "${builds[$i]}" py-shim "$py")
+      out=$(measure "${builds[$i]}" py-pair "$py")
+      local p f d
+      p=$(field direct_ns_per_call <<<"$out") f=$(field ns_per_call <<<"$out") d=$(field shim_ns <<<"$out")
+      [[ -n $p && -n $f && -n $d ]] || { echo "shim_bench: no figure from ${builds[$i]} for $py: $out" >&2; exit 1; }
       plain[$i]=$(awk -v a="$p" -v b="${plain[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
       full[$i]=$(awk -v a="$f" -v b="${full[$i]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
+      diffs[$i]+="$d "
     done
   done
-  for i in "${!builds[@]}"; do diff[$i]=$(awk -v a="${full[$i]}" -v b="${plain[$i]}" 'BEGIN { printf "%.1f", a - b }'); done
+  for i in "${!builds[@]}"; do
+    diff[$i]=$(tr ' ' '\n' <<<"${diffs[$i]}" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }')
+  done
 }
 
 if [[ -n $baseline ]]; then
@@ -141,9 +144,9 @@ for py in "${pythons[@]}"; do
   row "Python $version: call-site capture alone, 5-deep stack" capture-5 "$py"
   row "Python $version: call-site capture alone, 50-deep stack" capture-50 "$py"
   end_to_end
-  print_row "Python $version: ctypes ncclAllReduce, 50-deep stack, no shim" "${plain[@]}"
-  print_row "Python $version: same, with libhangshim.so (call-sites on)" "${full[@]}"
-  print_row "Python $version: the shim's cost (with - without)" "${diff[@]}"
+  print_row "Python $version: ctypes pncclAllReduce (not wrapped), 50-deep stack, shim preloaded" "${plain[@]}"
+  print_row "Python $version: same as ncclAllReduce, through the shim (call-sites on)" "${full[@]}"
+  print_row "Python $version: the shim's cost (the two in one process, median of processes)" "${diff[@]}"
   alternate=1 end_to_end
   print_row "Python $version: the shim's cost, calls from two call-sites in turn" "${diff[@]}"
 done
