@@ -247,7 +247,8 @@ def main():
         return show(median(results, field)) if results else "-"
 
     rows = [
-        ("one dump, wall (median of %d)" % runs, ms(wall_median), other(pystack_runs), other(gdb), "<= 2 ms",
+        ("one dump, wall (median of %d%s)" % (runs, "; pystack %d" % len(pystack_runs) if pystack_runs else ""),
+         ms(wall_median), other(pystack_runs), other(gdb), "<= 2 ms",
          wall_median <= 0.002),
         ("one dump, wall (95th percentile)", ms(percentile(wall, 0.95)), "-", "-", "", None),
         # The fastest run: what a run met by no other work costs (a loaded machine's median is
