@@ -207,6 +207,14 @@ def main():
             pystack_rss = peak_rss(pystack + ["remote", pid], 1)
         rss = peak_rss([args.pyframes, pid], 5)
         locked = repeat([args.pyframes, "--lock", pid], max(3, runs // 4), complete)
+        # The start-up floor, measured the same way: exec and exit alone (/bin/true), and each
+        # tool's start-up without reading anything (--version), alternating.
+        floor, pyframes_start, pystack_start = [], [], []
+        for _ in range(max(2, runs // 10)):
+            floor += repeat(["/bin/true"], 1, lambda out: True)
+            pyframes_start += repeat([args.pyframes, "--version"], 1, lambda out: True)
+            if pystack_runs and pystack_problem is None:
+                pystack_start += repeat(pystack + ["--version"], 1, lambda out: True)
         gdb_problem = "left out (--no-gdb)" if args.no_gdb else None if shutil.which("gdb") else "gdb is not installed"
         gdb = []
         gdb_rss = None
@@ -262,6 +270,14 @@ def main():
         ("%d processes in one call, wall (median of %d)" % (many, len(batch)), ms(batch_median), "-", "-",
          "<= 0.3 s" if many == 64 else "", batch_median <= 0.3 if many == 64 else None),
         ("%d processes in one call, peak RSS" % many, mib(batch_rss), "-", "-", "", None),
+    ]
+    rows += [
+        ("start-up floor: /bin/true, wall / CPU (median of %d)" % len(floor),
+         "%s / %s" % (ms(median(floor)), ms(median(floor, "cpu_seconds"))), "-", "-", "", None),
+        ("start-up only: --version, wall (median)", ms(median(pyframes_start)), other(pystack_start), "-", "",
+         None),
+        ("start-up only: --version, CPU user+system (median)", ms(median(pyframes_start, "cpu_seconds")),
+         other(pystack_start, "cpu_seconds"), "-", "", None),
     ]
     if before_runs:
         rows[0:0] = [
