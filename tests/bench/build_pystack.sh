@@ -41,6 +41,7 @@ while (($#)); do
 done
 
 [[ -n $src ]] || fail "no SRC_DIR: pass a pystack checkout (git clone bloomberg/pystack, then git checkout v1.7.0)"
+[[ -d $src ]] || fail "$src does not exist: pass a pystack checkout (git clone bloomberg/pystack, then git checkout v1.7.0)"
 [[ -f $src/src/pystack/_version.py ]] ||
   fail "$src is not a pystack source tree (no src/pystack/_version.py): pass the top of a bloomberg/pystack checkout"
 src=$(cd "$src" && pwd)
@@ -51,6 +52,19 @@ fi
 [[ -x $python ]] || fail "$python is not an executable Python: pass --python PATH (or apt-get install python3.11)"
 python_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ||
   fail "$python does not run: pass a working --python PATH"
+
+# nanobind: a source tree given with --nanobind, or a nanobind package of this Python.
+if [[ -n $nanobind ]]; then
+  [[ -f $nanobind/cmake/nanobind-config.cmake ]] ||
+    fail "$nanobind is not a nanobind source tree (no cmake/nanobind-config.cmake): pass the top of a wjakob/nanobind checkout"
+  [[ -f $nanobind/ext/robin_map/include/tsl/robin_map.h ]] ||
+    fail "$nanobind has no ext/robin_map (a git submodule): run git submodule update --init in it, or clone with --recursive"
+  nanobind_cmake=$(cd "$nanobind/cmake" && pwd)
+elif nanobind_cmake=$("$python" -m nanobind --cmake_dir 2>/dev/null) && [[ -n $nanobind_cmake ]]; then
+  :
+else
+  fail "nanobind is not found for $python: pass --nanobind DIR, a wjakob/nanobind checkout (git clone --recursive, tag v2.15.0), or apt-get install python3-nanobind (Debian 13 and newer)"
+fi
 
 # The Debian build packages that are missing, one per missing tool, library or header.
 missing_packages() {
@@ -83,19 +97,6 @@ if ((${#missing[@]})); then
   # shellcheck disable=SC2207
   still=($(missing_packages))
   ((${#still[@]} == 0)) || fail "still missing after apt-get: ${still[*]} (is $python Debian's? else install its headers)"
-fi
-
-# nanobind: a source tree given with --nanobind, or a nanobind package of this Python.
-if [[ -n $nanobind ]]; then
-  [[ -f $nanobind/cmake/nanobind-config.cmake ]] ||
-    fail "$nanobind is not a nanobind source tree (no cmake/nanobind-config.cmake): pass the top of a wjakob/nanobind checkout"
-  [[ -f $nanobind/ext/robin_map/include/tsl/robin_map.h ]] ||
-    fail "$nanobind has no ext/robin_map (a git submodule): run git submodule update --init in it, or clone with --recursive"
-  nanobind_cmake=$(cd "$nanobind/cmake" && pwd)
-elif nanobind_cmake=$("$python" -m nanobind --cmake_dir 2>/dev/null) && [[ -n $nanobind_cmake ]]; then
-  :
-else
-  fail "nanobind is not found for $python: pass --nanobind DIR, a wjakob/nanobind checkout (git clone --recursive, tag v2.15.0), or apt-get install python3-nanobind (Debian 13 and newer)"
 fi
 
 build=$prefix/build
