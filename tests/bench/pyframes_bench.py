@@ -9,9 +9,11 @@ system, which the machine's load changes less; peak RSS from GNU time), the same
 `pystack remote PID` and `gdb -batch -p PID -ex py-bt` on the same process in the same run, and
 one pyframes call reading 64 processes. The target has 4 threads: a main thread MAIN frames deep
 and three workers WORKER deep (default 100 and 25). Targets: one dump <= 2 ms wall and <= 10 MB,
->= 40x faster than pystack, >= 100x faster than gdb, 64 processes <= 0.3 s. pystack is found on
-PATH, next to this Python, or given with --pystack; without it that column is empty with the
-reason. --before times another pyframes build in the same run (runs alternate, so both see the
+>= 40x faster than pystack, >= 100x faster than gdb, 64 processes <= 0.3 s. pystack is given with
+--pystack, else found on PATH, next to this Python, or where tests/bench/build_pystack.sh puts it
+(~/.cache/hangshim/pystack/bin/pystack); without it that column is empty with the reason. pystack
+runs both as `pystack remote PID` (stops the target's threads) and with --no-block (does not, as
+pyframes does not). --before times another pyframes build in the same run (runs alternate, so both see the
 same load). --smoke runs few repetitions and 4 processes (proves the script works; numbers from it
 mean little). Every process started is killed at the end.
 """
@@ -90,15 +92,34 @@ def start_targets(python, count, depths=(40, 20)):
     return targets
 
 
+# Where tests/bench/build_pystack.sh puts pystack by default.
+BUILT_PYSTACK = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                             "hangshim", "pystack", "bin", "pystack")
+
+
 def find_pystack(given):
-    """The pystack command and None, or None and why there is none."""
+    """The pystack command and None, or None and why there is none: --pystack, else PATH, else
+    next to this Python, else build_pystack.sh's default prefix."""
     if given:
         return ([given], None) if os.access(given, os.X_OK) else (None, "%s is not an executable" % given)
-    on_path = shutil.which("pystack") or shutil.which("pystack", path=os.path.dirname(sys.executable))
-    if on_path:
-        return [on_path], None
-    return None, ("pystack is not installed: Debian has no package and PyPI is out of reach here "
-                  "(pip install pystack where it is, or pass --pystack PATH)")
+    found = (shutil.which("pystack") or shutil.which("pystack", path=os.path.dirname(sys.executable))
+             or (BUILT_PYSTACK if os.access(BUILT_PYSTACK, os.X_OK) else None))
+    if found:
+        return [found], None
+    return None, ("pystack is not installed (not on PATH, nor in %s): build it from a bloomberg/pystack "
+                  "checkout (v1.7.0) with tests/bench/build_pystack.sh SRC_DIR --nanobind NANOBIND_DIR "
+                  "(Debian has no package of it), or pass --pystack PATH" % os.path.dirname(BUILT_PYSTACK))
+
+
+def pystack_version(pystack):
+    """What `pystack --version` says, or "version unknown"."""
+    try:
+        done = subprocess.run(pystack + ["--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "version unknown"
+    lines = done.stdout.strip().splitlines()
+    return lines[-1].strip() if done.returncode == 0 and lines else "version unknown"
 
 
 def repeat(argv, runs, check):
@@ -152,7 +173,7 @@ def main():
     depths = [int(d) for d in args.depths.split(",")]
     if len(depths) != 2 or min(depths) < 1:
         raise SystemExit("bench: --depths takes MAIN,WORKER, two positive numbers (e.g. 100,25)")
-    runs, other_runs, many = (5, 1, 4) if args.smoke else (200, 5, 64)
+    runs, other_runs, pystack_count, many = (5, 1, 1, 4) if args.smoke else (200, 5, 20, 64)
     version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
                              stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
 
@@ -161,6 +182,8 @@ def main():
 
     pystack, pystack_problem = find_pystack(args.pystack)
     pystack_runs = []
+    pystack_free_runs = []  # pystack remote --no-block: the target is not stopped, as with pyframes
+    pystack_rss = None
     before_runs = []
     targets = start_targets(args.python, 1, depths)
     try:
@@ -171,15 +194,27 @@ def main():
             dumps += repeat([args.pyframes, pid], 1, complete)
             if args.before:
                 before_runs += repeat([args.before, pid], 1, complete)
-            if pystack and pystack_problem is None and round_ % max(1, runs // other_runs) == 0:
-                probe = measure(pystack + ["remote", pid])
-                if probe.returncode != 0 or probe.stdout.count("nest") < depths[0]:
-                    pystack_problem = "pystack remote failed (status %s): %s" % (
-                        probe.returncode, probe.stdout.strip().splitlines()[-1:] or "no output")
-                else:
-                    pystack_runs.append(probe)
+            if pystack and pystack_problem is None and round_ % max(1, runs // pystack_count) == 0:
+                for mode, into in (([], pystack_runs), (["--no-block"], pystack_free_runs)):
+                    argv = pystack + ["remote"] + mode + [pid]
+                    probe = measure(argv)
+                    if probe.returncode != 0 or probe.stdout.count("in nest") < depths[0]:
+                        pystack_problem = "`%s` failed (status %s): %s" % (
+                            " ".join(argv), probe.returncode, probe.stdout.strip().splitlines()[-1:] or "no output")
+                        break
+                    into.append(probe)
+        if pystack_runs and pystack_problem is None:
+            pystack_rss = peak_rss(pystack + ["remote", pid], 1)
         rss = peak_rss([args.pyframes, pid], 5)
         locked = repeat([args.pyframes, "--lock", pid], max(3, runs // 4), complete)
+        # The start-up floor, measured the same way: exec and exit alone (/bin/true), and each
+        # tool's start-up without reading anything (--version), alternating.
+        floor, pyframes_start, pystack_start = [], [], []
+        for _ in range(max(2, runs // 10)):
+            floor += repeat(["/bin/true"], 1, lambda out: True)
+            pyframes_start += repeat([args.pyframes, "--version"], 1, lambda out: True)
+            if pystack_runs and pystack_problem is None:
+                pystack_start += repeat(pystack + ["--version"], 1, lambda out: True)
         gdb_problem = "left out (--no-gdb)" if args.no_gdb else None if shutil.which("gdb") else "gdb is not installed"
         gdb = []
         gdb_rss = None
@@ -220,7 +255,8 @@ def main():
         return show(median(results, field)) if results else "-"
 
     rows = [
-        ("one dump, wall (median of %d)" % runs, ms(wall_median), other(pystack_runs), other(gdb), "<= 2 ms",
+        ("one dump, wall (median of %d%s)" % (runs, "; pystack %d" % len(pystack_runs) if pystack_runs else ""),
+         ms(wall_median), other(pystack_runs), other(gdb), "<= 2 ms",
          wall_median <= 0.002),
         ("one dump, wall (95th percentile)", ms(percentile(wall, 0.95)), "-", "-", "", None),
         # The fastest run: what a run met by no other work costs (a loaded machine's median is
@@ -228,11 +264,20 @@ def main():
         ("one dump, wall (fastest)", ms(min(wall)), fastest(pystack_runs), fastest(gdb), "", None),
         ("one dump, CPU user+system (median)", ms(median(dumps, "cpu_seconds")), other(pystack_runs, "cpu_seconds"),
          other(gdb, "cpu_seconds"), "", None),
-        ("one dump, peak RSS", mib(rss), "-", mib(gdb_rss) if gdb else "-", "<= 10 MB", rss * 1024 <= 10 * 1000 * 1000),
+        ("one dump, peak RSS", mib(rss), mib(pystack_rss) if pystack_rss else "-", mib(gdb_rss) if gdb else "-",
+         "<= 10 MB", rss * 1024 <= 10 * 1000 * 1000),
         ("one dump with --lock, wall (median of %d)" % len(locked), ms(median(locked)), "-", "-", "", None),
         ("%d processes in one call, wall (median of %d)" % (many, len(batch)), ms(batch_median), "-", "-",
          "<= 0.3 s" if many == 64 else "", batch_median <= 0.3 if many == 64 else None),
         ("%d processes in one call, peak RSS" % many, mib(batch_rss), "-", "-", "", None),
+    ]
+    rows += [
+        ("start-up floor: /bin/true, wall / CPU (median of %d)" % len(floor),
+         "%s / %s" % (ms(median(floor)), ms(median(floor, "cpu_seconds"))), "-", "-", "", None),
+        ("start-up only: --version, wall (median)", ms(median(pyframes_start)), other(pystack_start), "-", "",
+         None),
+        ("start-up only: --version, CPU user+system (median)", ms(median(pyframes_start, "cpu_seconds")),
+         other(pystack_start, "cpu_seconds"), "-", "", None),
     ]
     if before_runs:
         rows[0:0] = [
@@ -241,9 +286,26 @@ def main():
             ("before: one dump, wall (fastest)", ms(min(r.seconds for r in before_runs)), "-", "-", "", None),
             ("before: one dump, CPU user+system (median)", ms(median(before_runs, "cpu_seconds")), "-", "-", "", None),
         ]
-    if pystack_runs:
-        speedup = median(pystack_runs) / wall_median
-        rows.append(("speedup over pystack remote (wall)", "%.0fx" % speedup, "1x", "-", ">= 40x", speedup >= 40))
+    if pystack_runs and pystack_problem is None:
+        # pystack remote stops every thread of the target with ptrace (pyframes --lock does too);
+        # pystack remote --no-block reads it running, as pyframes does by default.
+        after = next(i for i, row in enumerate(rows) if row[0].startswith("one dump, CPU user+system")) + 1
+        rows[after:after] = [
+            ("one dump, target left running (pystack remote --no-block), wall (median)", ms(wall_median),
+             other(pystack_free_runs), "-", "", None),
+            ("one dump, target left running (pystack remote --no-block), CPU (median)",
+             ms(median(dumps, "cpu_seconds")), other(pystack_free_runs, "cpu_seconds"), "-", "", None),
+        ]
+        pairs = (("wall, median", median(pystack_runs), wall_median),
+                 ("wall, fastest", min(r.seconds for r in pystack_runs), min(wall)),
+                 ("CPU, median", median(pystack_runs, "cpu_seconds"), median(dumps, "cpu_seconds")))
+        for what, theirs, ours in pairs:
+            speedup = theirs / ours
+            rows.append(("speedup over pystack remote (%s)" % what, "%.0fx" % speedup, "1x", "-", ">= 40x",
+                         speedup >= 40))
+        speedup = median(pystack_free_runs) / wall_median
+        rows.append(("speedup over pystack remote --no-block (wall, median)", "%.0fx" % speedup, "1x", "-", "",
+                     None))
     if gdb:
         speedup = median(gdb) / wall_median
         rows.append(("speedup over gdb py-bt (wall)", "%.0fx" % speedup, "-", "1x", ">= 100x", speedup >= 100))
@@ -255,6 +317,9 @@ def main():
               platform.processor() or platform.machine(), os.cpu_count(), platform.release(), *load))
     if pystack_problem:
         print("pystack column empty: %s" % pystack_problem)
+    elif pystack:
+        print("pystack %s (%s): %d runs each of `pystack remote PID` and `pystack remote --no-block PID`, "
+              "alternating with pyframes" % (pystack_version(pystack), pystack[0], len(pystack_runs)))
     if gdb_problem:
         print("gdb column empty: %s" % gdb_problem)
     print_table(("measurement", "pyframes", "pystack remote", "gdb -batch -ex py-bt", "target", "met"), rows)

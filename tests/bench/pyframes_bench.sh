@@ -7,11 +7,13 @@
 # Installs with apt-get when missing (not in --smoke mode): gdb, python3.11 and python3.11-dbg
 # (debug symbols of Debian's /usr/bin/python3.11 and the py-bt gdb extension, which gdb needs;
 # pyframes needs neither), and time (GNU time, for peak memory). pystack has no Debian package:
-# it is used when found (PATH or --pystack), else its column says why it is empty.
+# it is used when found (--pystack, PATH, or tests/bench/build_pystack.sh's default prefix
+# ~/.cache/hangshim/pystack, where that script builds it from a pystack checkout), else its column
+# says why it is empty.
 set -euo pipefail
 # shellcheck source=tests/bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
-bench_help 2,10 "${1:-}"
+bench_help 2,12 "${1:-}"
 smoke=0
 pyframes=${HANGSHIM_BUILD_DIR:-$top/build}/pyframes/pyframes
 python=/usr/bin/python3.11
