@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "modules/maps_line.h"
+
 // The seqlock fences below are what the C++ memory model needs; ThreadSanitizer does not model
 // fences (GCC warns under -fsanitize=thread), but every access they order is atomic, so it
 // reports nothing either way.
@@ -26,53 +28,28 @@ class RangeBuilder {
   RangeBuilder(SelfMemory::Range* out, size_t capacity) : out_(out), capacity_(capacity) {}
 
   void add_line(const char* line, size_t length) noexcept {
-    // "start-end perms offset dev inode   path"
-    size_t i = 0;
-    uint64_t start = 0;
-    uint64_t end = 0;
-    if (!parse_hex(line, length, i, start) || i >= length || line[i++] != '-') return;
-    if (!parse_hex(line, length, i, end) || i >= length || line[i++] != ' ') return;
-    if (i + 4 > length || line[i] != 'r' || end <= start) return;
-    if (!safe_to_read(line, length)) return;
-    if (count_ > 0 && out_[count_ - 1].end == start) {
-      out_[count_ - 1].end = end;
+    MapsLine fields;
+    if (!parse_maps_line(std::string_view(line, length), fields) || !fields.readable || fields.end <= fields.start) return;
+    if (!safe_to_read(fields.path)) return;
+    if (count_ > 0 && out_[count_ - 1].end == fields.start) {
+      out_[count_ - 1].end = fields.end;
       return;
     }
     if (count_ == capacity_) {
       overflow_ = true;
       return;
     }
-    out_[count_++] = {start, end};
+    out_[count_++] = {fields.start, fields.end};
   }
 
   size_t count() const noexcept { return count_; }
   bool overflow() const noexcept { return overflow_; }
 
  private:
-  static bool parse_hex(const char* s, size_t length, size_t& i, uint64_t& value) noexcept {
-    size_t begin = i;
-    value = 0;
-    for (; i < length; ++i) {
-      char c = s[i];
-      int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (digit < 0) break;
-      value = value << 4 | static_cast<uint64_t>(digit);
-    }
-    return i > begin && i - begin <= 16;
-  }
-
   // Device mappings (GPU apertures, RDMA queues) can hang or fault when touched; [vvar] pages
   // fault on some kernels. Python objects never live there, so they are left out.
-  static bool safe_to_read(const char* line, size_t length) noexcept {
-    const char* path = static_cast<const char*>(memchr(line, '/', length));
-    if (path != nullptr && static_cast<size_t>(line + length - path) >= 5 && memcmp(path, "/dev/", 5) == 0) {
-      return false;
-    }
-    const char* bracket = static_cast<const char*>(memchr(line, '[', length));
-    if (bracket != nullptr && static_cast<size_t>(line + length - bracket) >= 5 && memcmp(bracket, "[vvar", 5) == 0) {
-      return false;
-    }
-    return true;
+  static bool safe_to_read(std::string_view path) noexcept {
+    return !path.starts_with("/dev/") && !path.starts_with("[vvar");
   }
 
   SelfMemory::Range* out_;

@@ -1,5 +1,6 @@
 #include "pyframes/proc_maps.h"
 
+#include "modules/maps_line.h"
 #include "pyframes/proc_stat.h"
 
 #include <sys/stat.h>
@@ -7,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
@@ -18,51 +18,19 @@ namespace pyframes {
 
 namespace {
 
-// The next space-separated field of `rest`, which moves past it ("" at the end).
-std::string_view next_field(std::string_view& rest) {
-  const size_t begin = rest.find_first_not_of(' ');
-  if (begin == std::string_view::npos) {
-    rest = {};
-    return {};
-  }
-  rest.remove_prefix(begin);
-  const size_t end = std::min(rest.find(' '), rest.size());
-  std::string_view field = rest.substr(0, end);
-  rest.remove_prefix(end);
-  return field;
-}
-
-bool parse_hex(std::string_view text, uint64_t& value) {
-  const char* last = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), last, value, 16);
-  return error == std::errc() && stop == last && !text.empty();
-}
-
-// One line: start-end perms offset dev inode [path]. By hand rather than sscanf: a process has
-// hundreds of mappings and every dump reads them all (sscanf was a visible share of a dump).
+// One line: start-end perms offset dev inode [path] (maps_line.h; by hand rather than sscanf: a
+// process has hundreds of mappings and every dump reads them all).
 std::optional<Mapping> parse_line(std::string_view line) {
-  std::string_view rest = line;
-  const std::string_view range = next_field(rest);
-  const std::string_view perms = next_field(rest);
-  const std::string_view offset = next_field(rest);
-  const size_t dash = range.find('-');
+  MapsLine fields;
+  if (!parse_maps_line(line, fields)) return std::nullopt;
   Mapping m;
-  if (dash == std::string_view::npos || !parse_hex(range.substr(0, dash), m.start) ||
-      !parse_hex(range.substr(dash + 1), m.end) || perms.empty() || !parse_hex(offset, m.file_offset)) {
-    return std::nullopt;
-  }
-  m.readable = perms[0] == 'r';
-  m.writable = perms.size() > 1 && perms[1] == 'w';
-  m.executable = perms.size() > 2 && perms[2] == 'x';
-  next_field(rest);  // dev
-  next_field(rest);  // inode
-  const size_t path_at = rest.find_first_not_of(' ');
-  if (path_at != std::string_view::npos) {
-    std::string_view path = rest.substr(path_at);
-    static constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() > kDeleted.size() && path.ends_with(kDeleted)) path.remove_suffix(kDeleted.size());
-    m.path = std::string(path);
-  }
+  m.start = fields.start;
+  m.end = fields.end;
+  m.file_offset = fields.file_offset;
+  m.readable = fields.readable;
+  m.writable = fields.writable;
+  m.executable = fields.executable;
+  m.path = std::string(fields.path);
   return m;
 }
 

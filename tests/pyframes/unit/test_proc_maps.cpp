@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "modules/maps_line.h"
 #include "pyframes/proc_maps.h"
 
 using namespace pyframes;
@@ -66,4 +67,24 @@ TEST_CASE("every line of this process's /proc/self/maps parses, ranges and offse
     CHECK(line.find(fmt::format(" {:08x} ", mapping.file_offset)) != std::string::npos);
     if (!mapping.path.empty()) CHECK(line.find(mapping.path) != std::string::npos);
   }
+}
+
+TEST_CASE("one maps line parser serves the module map and the shim's own-memory table") {
+  MapsLine line;
+  REQUIRE(parse_maps_line("7f1000000000-7f1000001000 r-xp 0002a000 08:01 99   /opt/my lib/x.so (deleted)", line));
+  CHECK(line.start == 0x7f1000000000);
+  CHECK(line.end == 0x7f1000001000);
+  CHECK(line.file_offset == 0x2a000);
+  CHECK(line.readable);
+  CHECK_FALSE(line.writable);
+  CHECK(line.executable);
+  CHECK(line.path == "/opt/my lib/x.so");
+  // Cut after the offset (a path longer than the reader's buffer): the range survives.
+  REQUIRE(parse_maps_line("7ffc00000000-7ffc00021000 rw-p 00000000", line));
+  CHECK(line.end == 0x7ffc00021000);
+  CHECK(line.path.empty());
+  CHECK_FALSE(parse_maps_line("7ffc00000000 rw-p 00000000 00:00 0", line));       // no range
+  CHECK_FALSE(parse_maps_line("7ffc0000000g-7ffc00021000 rw-p 0 00:00 0", line));  // not hex
+  CHECK_FALSE(parse_maps_line("10000000000000000-1 rw-p 0 00:00 0", line));        // past 64 bits
+  CHECK_FALSE(parse_maps_line("", line));
 }
