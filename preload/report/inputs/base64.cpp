@@ -1,5 +1,7 @@
 #include "report/inputs/base64.h"
 
+#include "report/inputs/base64_avx2.h"
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -77,6 +79,10 @@ int64_t base64_decode(std::string_view text, unsigned char* out, size_t capacity
     size_t full = text.size() - 4;
     if (full / 4 * 3 > capacity) return -1;
     const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+    Avx2Decoded blocks = base64_decode_avx2(in, full, out, capacity, out_is_zeroed);
+    if (blocks.invalid) return -1;
+    i = blocks.chars;
+    written = blocks.bytes;
     constexpr uint64_t kZeros = 0x4141414141414141ull;  // "AAAAAAAA": six zero bytes
     if constexpr (std::endian::native == std::endian::little) {
       // Eight characters at a time, two per table load.

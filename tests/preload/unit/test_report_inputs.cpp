@@ -261,6 +261,37 @@ TEST_CASE("report inputs: base64 decoding round-trips every length, skips zero r
   CHECK(base64_decode("QUJD=", out.data(), out.size()) == -1);  // not a multiple of 4
 }
 
+TEST_CASE("report inputs: base64 decoding of long runs (32 characters at a time where the CPU can) matches the bytes") {
+  using hangshim::report::base64_decode;
+  using hangshim::report::base64_encode;
+  // A ledger's shape: stretches of varied bytes and of zeros, some 24 zero bytes on a block's
+  // boundary (32 'A's, skipped onto zeroed memory), at every length to 1200.
+  std::vector<unsigned char> bytes(1200);
+  uint32_t state = 12345;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    state = state * 1103515245u + 12345u;
+    bytes[i] = (i / 96) % 3 == 1 ? 0 : static_cast<unsigned char>(state >> 16);
+  }
+  for (size_t n = 0; n <= bytes.size(); n += n < 100 ? 1 : 7) {
+    std::string text = base64_encode(bytes.data(), n);
+    for (bool zeroed : {false, true}) {
+      std::vector<unsigned char> out(n + 40, zeroed ? 0 : 0xee);
+      REQUIRE(base64_decode(text, out.data(), n + 2, zeroed) == static_cast<int64_t>(n));
+      CHECK(std::equal(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n), out.begin()));
+      // Nothing written past the decoded bytes (another run's bytes may follow them).
+      CHECK(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(),
+                        [&](unsigned char b) { return b == (zeroed ? 0 : 0xee); }));
+    }
+  }
+  std::string text = base64_encode(bytes.data(), bytes.size());
+  for (size_t at = 0; at + 4 < text.size(); at += 13) {
+    std::string damaged = text;
+    damaged[at] = at % 2 == 0 ? '-' : '=';
+    std::vector<unsigned char> out(bytes.size());
+    CHECK(base64_decode(damaged, out.data(), out.size(), true) == -1);
+  }
+}
+
 namespace {
 
 // Every field of every timing read back from a TimingHistory, against the timings given.
