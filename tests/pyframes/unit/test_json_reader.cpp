@@ -57,6 +57,31 @@ TEST_CASE("json reader: malformed input is an error naming the byte, never a cra
   }
 }
 
+TEST_CASE("json reader: long strings (scanned 32 bytes at a time where the CPU can) end, unescape and fail where they should") {
+  for (size_t length = 0; length < 140; ++length) {
+    std::string plain(length, 'x');
+    for (size_t i = 0; i < length; ++i) plain[i] = static_cast<char>('A' + (i * 7) % 26);
+    auto doc = parse_json("[\"" + plain + "\", 1]");
+    REQUIRE(doc.ok());
+    REQUIRE(doc->items().size() == 2);
+    CHECK(*doc->items()[0].string() == plain);
+    for (size_t at = 0; at < length; at += length < 70 ? 1 : 5) {
+      INFO("length " << length << ", special byte at " << at);
+      std::string escaped = plain.substr(0, at) + "\\n" + plain.substr(at);  // an escape there
+      auto e = parse_json("\"" + escaped + "\"");
+      REQUIRE(e.ok());
+      CHECK(*e->string() == plain.substr(0, at) + "\n" + plain.substr(at));
+      std::string control = plain;  // a raw control character there
+      control[at] = '\x1f';
+      CHECK_FALSE(parse_json("\"" + control + "\"").ok());
+      std::string cut = plain.substr(0, at);  // the string ends there
+      auto c = parse_json("\"" + cut + "\"");
+      REQUIRE(c.ok());
+      CHECK(*c->string() == cut);
+    }
+  }
+}
+
 TEST_CASE("json reader: nesting is bounded") {
   const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   CHECK(parse_json(ok).ok());
