@@ -3,7 +3,8 @@
 # written by the real ledger writer; rank N/2 stuck outside NCCL, the others waiting in
 # collective #C) and prints a markdown table (docs/benchmarks.md's report table comes from
 # here): wall and CPU time (user + system) of the text and the JSON report (median of 3 runs)
-# and peak memory. Wall time on a shared machine depends on its load, also printed.
+# and peak memory, then what reading the largest job's ledgers costs per ledger, step by step
+# (ledger_read_bench). Wall time on a shared machine depends on its load, also printed.
 #   tests/bench/report_bench.sh [--smoke] [--large] [--exports] [--build DIR] [--dir DIR] [--collectives C] [--ring R]
 # --smoke: 8 and 64 ranks only (ctest runs this). --large: 131072 ranks too (about 5.6 GiB of
 # ledgers; never in CI): when the directory's file system lacks the room, 65536 instead, said
@@ -36,6 +37,8 @@ while (($#)); do
 done
 hangshim=$build/preload/hangshim
 fixture=$build/tests/preload/report/report_fixture
+read_bench=$build/tests/bench/ledger_read_bench  # optional: its table is left out when not built
+read_table=
 for tool in "$hangshim" "$fixture"; do
   [[ -x $tool ]] || { echo "report_bench: $tool is not built (cmake --build $build)" >&2; exit 2; }
 done
@@ -111,8 +114,16 @@ for n in "${sizes[@]}"; do
   printf '| %d | %d MiB | %.2f s / %.2f s | %.2f s / %.2f s | %d MiB | %d KiB |\n' "$n" $((disk / 1024)) "$text_s" \
     "$text_cpu" "$json_s" "$json_cpu" $((peak / 1024)) $((peak / n))
   if [[ $n -eq 8192 ]] && awk -v t="$text_s" -v j="$json_s" 'BEGIN { exit !(t > 1.0 || j > 1.0) }'; then worst=1; fi
+  # The largest job's ledgers: what reading them costs, step by step (ledger_read_bench.cpp).
+  if ((!exports)) && [[ $n -eq ${sizes[-1]} && -x $read_bench ]]; then
+    read_table=$("$read_bench" "$dir") || { echo "report_bench: ledger_read_bench failed on $dir" >&2; exit 1; }
+  fi
   rm -rf "$dir"
 done
+if [[ -n $read_table ]]; then
+  echo
+  echo "$read_table"
+fi
 echo
 echo "(synthetic jobs: $collectives collectives per rank, ring of $ring calls per ledger; $(nproc) cores," \
   "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo); load average $(cut -d' ' -f1-3 /proc/loadavg))"
