@@ -48,6 +48,10 @@ struct StreamState {
   std::uint64_t enqueued = 0;
   std::uint64_t completed = 0;
   bool destroyed = false;
+  // Between cuStreamBeginCapture and cuStreamEndCapture (api_graph.cpp). The stand-in runs work
+  // enqueued meanwhile at once, as outside a capture, and a graph launch runs nothing: what a
+  // caller of NCCL sees (one call at capture, none per replay) is the same as on a GPU.
+  bool capturing = false;
 };
 
 struct EventState {

@@ -49,6 +49,14 @@ const Entry kEntries[] = {
     {"cuEventQuery", address(cuEventQuery), nullptr},
     {"cuEventSynchronize", address(cuEventSynchronize), nullptr},
     {"cuEventDestroy", address(cuEventDestroy_v2), nullptr},
+    {"cuStreamBeginCapture", address(cuStreamBeginCapture_v2), address(cuStreamBeginCapture_v2_ptsz)},
+    {"cuStreamEndCapture", address(cuStreamEndCapture), address(cuStreamEndCapture_ptsz)},
+    {"cuStreamIsCapturing", address(cuStreamIsCapturing), address(cuStreamIsCapturing_ptsz)},
+    {"cuGraphInstantiate", address(cuGraphInstantiateWithFlags), nullptr},
+    {"cuGraphInstantiateWithFlags", address(cuGraphInstantiateWithFlags), nullptr},
+    {"cuGraphLaunch", address(cuGraphLaunch), address(cuGraphLaunch_ptsz)},
+    {"cuGraphExecDestroy", address(cuGraphExecDestroy), nullptr},
+    {"cuGraphDestroy", address(cuGraphDestroy), nullptr},
 };
 
 CUresult lookup(const char* symbol, void** pfn, cuuint64_t flags, CUdriverProcAddressQueryResult* status) {

@@ -144,6 +144,43 @@ TEST_CASE("driver: streams run host work in order, events and the legacy stream"
   CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
 }
 
+TEST_CASE("driver: stream capture and graphs (captured work runs at capture, a launch runs nothing)") {
+  const auto r = run_process([] {
+    CUcontext ctx;
+    int failures = check(cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS &&
+                             cuCtxSetCurrent(ctx) == CUDA_SUCCESS, "context");
+    CUstream s;
+    failures += check(cuStreamCreate(&s, 0) == CUDA_SUCCESS, "stream");
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    failures += check(cuStreamIsCapturing(s, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE, "not capturing");
+    CUgraph graph = nullptr;
+    failures += check(cuStreamEndCapture(s, &graph) == CUDA_ERROR_ILLEGAL_STATE, "end without begin");
+    failures += check(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS, "begin");
+    failures += check(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_ERROR_ILLEGAL_STATE, "begin twice");
+    failures += check(cuStreamIsCapturing(s, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_ACTIVE, "capturing");
+    failures += check(cuStreamIsCapturing(nullptr, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE,
+                      "the legacy stream is not");
+    Log log;
+    Entry first{&log, 1};
+    failures += check(cuLaunchHostFunc(s, &Entry::append, &first) == CUDA_SUCCESS, "work during the capture");
+    failures += check(cuStreamEndCapture(s, &graph) == CUDA_SUCCESS && graph != nullptr, "end");
+    failures += check(cuStreamIsCapturing(s, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE, "ended");
+    CUgraphExec exec = nullptr;
+    failures += check(cuGraphInstantiateWithFlags(&exec, graph, 0) == CUDA_SUCCESS && exec != nullptr, "instantiate");
+    for (int i = 0; i < 3; ++i) failures += check(cuGraphLaunch(exec, s) == CUDA_SUCCESS, "launch");
+    failures += check(cuStreamSynchronize(s) == CUDA_SUCCESS, "synchronize");
+    failures += check(log.order == std::vector<int>{1}, "the captured work ran once, the launches ran nothing");
+    failures += check(cuStreamBeginCapture_v2(nullptr, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                      "the legacy stream cannot capture");
+    failures += check(cuGraphExecDestroy(exec) == CUDA_SUCCESS && cuGraphDestroy(graph) == CUDA_SUCCESS, "destroy");
+    void* fn = nullptr;
+    failures += check(cuGetProcAddress("cuStreamIsCapturing", &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_SUCCESS &&
+                          fn == reinterpret_cast<void*>(&cuStreamIsCapturing), "cuGetProcAddress finds it");
+    return failures;
+  }, std::chrono::seconds(20));
+  CHECK_MESSAGE((r.exited && r.code == 0), "exit ", r.code);
+}
+
 TEST_CASE("driver: cuGetProcAddress") {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};

@@ -1,7 +1,8 @@
 """The stand-in CUDA driver (libcuda.so.1) for ncclpy: device selection and streams.
 
 set_device() does what torch.cuda.set_device does to the driver: cuInit, retain the device's
-primary context, make it current on this thread. Stream wraps cuStreamCreate/Synchronize.
+primary context, make it current on this thread. Stream wraps cuStreamCreate/Synchronize and stream capture; Graph, the captured graph's
+launches.
 """
 
 import ctypes
@@ -32,6 +33,12 @@ def _load_cuda():
         lib.cuCtxSetCurrent.argtypes = [_vp]
         lib.cuStreamCreate.argtypes = [ctypes.POINTER(_vp), ctypes.c_uint]
         lib.cuStreamSynchronize.argtypes = [_vp]
+        for name in ("cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch"):
+            getattr(lib, name).restype = _int
+        lib.cuStreamBeginCapture_v2.argtypes = [_vp, _int]
+        lib.cuStreamEndCapture.argtypes = [_vp, ctypes.POINTER(_vp)]
+        lib.cuGraphInstantiateWithFlags.argtypes = [ctypes.POINTER(_vp), _vp, ctypes.c_ulonglong]
+        lib.cuGraphLaunch.argtypes = [_vp, _vp]
         _cuda = lib
     return _cuda
 
@@ -60,3 +67,27 @@ class Stream(object):
 
     def synchronize(self):
         _cu_check(_cuda.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+
+    def begin_capture(self):
+        """cuStreamBeginCapture (global mode), as torch.cuda.graph() does on its capture stream."""
+        _cu_check(_cuda.cuStreamBeginCapture_v2(self.handle, 0), "cuStreamBeginCapture")
+
+    def end_capture(self):
+        """cuStreamEndCapture and cuGraphInstantiate: the graph, ready to launch on this stream."""
+        graph, graph_exec = _vp(), _vp()
+        _cu_check(_cuda.cuStreamEndCapture(self.handle, ctypes.byref(graph)), "cuStreamEndCapture")
+        _cu_check(_cuda.cuGraphInstantiateWithFlags(ctypes.byref(graph_exec), graph, 0), "cuGraphInstantiate")
+        return Graph(graph_exec, self)
+
+
+class Graph(object):
+    """An instantiated graph of the stand-in driver. replay() launches it: on a GPU the captured
+    kernels run again without NCCL being called; the stand-in ran the captured work once, at
+    capture, and a launch runs nothing (what NCCL and the shim see is the same)."""
+
+    def __init__(self, graph_exec, stream):
+        self.graph_exec = graph_exec
+        self.stream = stream
+
+    def replay(self):
+        _cu_check(_cuda.cuGraphLaunch(self.graph_exec, self.stream.handle), "cuGraphLaunch")
