@@ -112,10 +112,20 @@ class Analysis {
   void trace_user_chains();
   std::vector<std::vector<int>> user_frames_;  // per ChainPool id
   std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path
+  std::vector<SiteKey> chain_keys_;            // per ChainPool id: its site_key (unknown: no frames)
   std::vector<int> loop_holders_;              // per ChainPool id: frame index of the loop holder, -1 none
   SourceLoops loops_;
   std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
-  std::vector<std::map<uint32_t, int>> comm_ids_;  // per view: comm id -> communicator index
+  // Each view's communicators: its ledger's comm id -> communicator index, and its entry; the
+  // views' runs one after another (view v's from comm_ids_start_[v] to comm_ids_start_[v + 1]),
+  // one table for all rather than a map per view.
+  struct ViewComm {
+    uint32_t id = 0;
+    int comm = -1;
+    const ledger::CommInfo* info = nullptr;
+  };
+  std::vector<ViewComm> comm_ids_;
+  std::vector<size_t> comm_ids_start_;
 };
 
 }  // namespace hangshim::report

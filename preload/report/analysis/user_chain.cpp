@@ -98,6 +98,14 @@ void Analysis::trace_user_chains() {
     auto [it, added] = paths.emplace(text, static_cast<uint32_t>(paths.size()));
     chain_paths_[id] = it->second;
   }
+  // Each chain's key ("your line" and the path to it), looked up for every record of every rank.
+  chain_keys_.assign(pool.size(), SiteKey{});
+  for (uint32_t id = 0; id < pool.size(); ++id) {
+    const Chain& chain = pool[id];
+    if (chain.frames.empty()) continue;
+    const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
+    chain_keys_[id] = {f.file, f.line, chain_paths_[id]};
+  }
 }
 
 const std::vector<int>& Analysis::user_frames(uint32_t chain) const {
