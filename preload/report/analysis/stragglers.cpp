@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "ledger/format.h"
 
@@ -134,31 +135,42 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   if (seqs.size() < kMinCompared) return;
   std::vector<char> everywhere(seqs.size(), 1);
   size_t compared = seqs.size();
-  std::vector<int64_t> arrival(seqs.size() * n);
-  for (size_t m = 0; m < n; ++m) {
-    if (m > 0) member_arrivals(m);
-    size_t j = 0;
-    for (size_t k = 0; k < seqs.size(); ++k) {
-      if (!everywhere[k]) continue;
-      while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
-      if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
-        everywhere[k] = 0;
-        if (--compared < kMinCompared) return;
-        continue;
+  // Every value kept is written below: the table is not zeroed first (a pass over it all).
+  std::unique_ptr<int64_t[]> arrival(new int64_t[seqs.size() * n]);
+  // Members go in blocks: a block's arrivals are gathered member by member, then written to the
+  // table collective by collective, kBlock values in a row. Written one by one, each value
+  // lands n values (a page and more) from the last: a TLB miss each, most of the time here.
+  constexpr size_t kBlock = 64;
+  std::vector<int64_t> block(seqs.size() * kBlock);
+  for (size_t m0 = 0; m0 < n; m0 += kBlock) {
+    size_t width = std::min(kBlock, n - m0);
+    for (size_t b = 0; b < width; ++b) {
+      if (m0 + b > 0) member_arrivals(m0 + b);
+      size_t j = 0;
+      for (size_t k = 0; k < seqs.size(); ++k) {
+        if (!everywhere[k]) continue;
+        while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
+        if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
+          everywhere[k] = 0;
+          if (--compared < kMinCompared) return;
+          continue;
+        }
+        block[k * kBlock + b] = arrivals[j].at;
       }
-      arrival[k * n + m] = arrivals[j].at;
+    }
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      if (everywhere[k]) std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width,
+                                     &arrival[k * n + m0]);
     }
   }
   if (compared < seqs.size()) {  // drop the rows of the collectives some member lacks
     size_t kept = 0;
     for (size_t k = 0; k < seqs.size(); ++k) {
       if (!everywhere[k]) continue;
-      if (kept != k) std::copy_n(arrival.begin() + static_cast<std::ptrdiff_t>(k * n), n,
-                                 arrival.begin() + static_cast<std::ptrdiff_t>(kept * n));
+      if (kept != k) std::copy_n(&arrival[k * n], n, &arrival[kept * n]);
       seqs[kept++] = seqs[k];
     }
     seqs.resize(kept);
-    arrival.resize(kept * n);
   }
 
   // Per collective: the median member's arrival and who was last (the first of equals).
