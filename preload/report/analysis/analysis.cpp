@@ -26,6 +26,8 @@ bool is_root_kind(uint32_t kind) {
 }  // namespace
 
 Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts) : in(inputs), options(opts) {
+  view_ranks_.reserve(in.ranks.size());
+  for (const auto& v : in.ranks) view_ranks_.push_back(v.rank);
   group_comms();
   name_comms();
   trace_user_chains();

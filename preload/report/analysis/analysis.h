@@ -100,6 +100,16 @@ class Analysis {
   uint64_t iteration_of(size_t view, const ledger::CallRecord& record) const;
   // The loops of the job's source files (the evidence for loop lines).
   const SourceLoops& loops() const { return loops_; }
+  // What a view's records hold, marked in one pass over them (place_ranks): the passes that
+  // look for rare records (captured, failed init, abort) skip the views without any, and
+  // iteration_of() scans only the records after its own when they are in ring order.
+  enum RecordMark : uint8_t {
+    kHasCaptured = 1,    // a call captured into a CUDA graph
+    kHasFailedInit = 2,  // a communicator init that returned an error
+    kHasAbort = 4,       // an ncclCommAbort
+    kInRingOrder = 8,    // record indexes ascend (the reader's order; a damaged source may differ)
+  };
+  bool has_records(size_t view, RecordMark mark) const { return (record_marks_[view] & mark) != 0; }
   // The situation of a global rank, nullptr when no ledger has it.
   const RankSituation* situation_of(int rank) const;
   // The view of a global rank, SIZE_MAX when no ledger has it.
@@ -113,6 +123,8 @@ class Analysis {
   std::vector<std::vector<int>> user_frames_;  // per ChainPool id
   std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path
   std::vector<SiteKey> chain_keys_;            // per ChainPool id: its site_key (unknown: no frames)
+  std::vector<uint8_t> record_marks_;          // per view: RecordMark bits
+  std::vector<int> view_ranks_;                // per view: its rank (views are sorted by rank)
   std::vector<int> loop_holders_;              // per ChainPool id: frame index of the loop holder, -1 none
   SourceLoops loops_;
   std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
