@@ -13,7 +13,6 @@
 #include "report/analysis/situation_groups.h"
 #include "report/analysis/stack_groups.h"
 #include "report/analysis/timelines.h"
-#include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
 
@@ -70,8 +69,8 @@ bool in_flight(const Inputs& inputs, const DiagnoseOptions& options, const Diagn
 }  // namespace
 
 Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
-  Analysis a(inputs, options);
   Diagnosis d;
+  Analysis a(inputs, options, &d.stragglers);
   d.now_ns = inputs.now_ns;
   d.ledgers = inputs.ranks.size();
   d.job = inputs.job;
@@ -122,8 +121,8 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
 
   d.findings = std::move(findings);
   d.primary = primary;
-  // The classifiers are done with the situations (find_stragglers and build_timelines do not
-  // read them): moved, not copied, as they are the largest part of the diagnosis per rank.
+  // The classifiers are done with the situations (build_timelines does not read them): moved,
+  // not copied, as they are the largest part of the diagnosis per rank.
   d.situations = std::move(a.situations);
   if (d.primary >= 0 && in_flight(inputs, options, d, d.longest_pending_ns, d.longest_pending_limit_ns)) {
     d.in_flight = true;
@@ -133,7 +132,6 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   d.problem = d.primary >= 0;
   d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
   if (inputs.ranks.empty()) d.verdict = Kind::NoData;  // nothing is known: never "healthy"
-  d.stragglers = find_stragglers(a);
 
   // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.
   std::set<int> comm_keep;

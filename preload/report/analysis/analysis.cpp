@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis/captured_calls.h"
+#include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
 
@@ -25,12 +26,14 @@ bool is_root_kind(uint32_t kind) {
 
 }  // namespace
 
-Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts) : in(inputs), options(opts) {
+Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts, std::vector<Straggler>* stragglers)
+    : in(inputs), options(opts) {
   view_ranks_.reserve(in.ranks.size());
   for (const auto& v : in.ranks) view_ranks_.push_back(v.rank);
   group_comms();
   name_comms();
   trace_user_chains();
+  if (stragglers != nullptr) *stragglers = find_stragglers(*this);  // it reads the communicators and the views only
   place_ranks();
   find_captured_calls(*this, comms);
 }

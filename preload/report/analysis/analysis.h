@@ -55,7 +55,10 @@ struct CommGroup {
 
 class Analysis {
  public:
-  Analysis(const Inputs& inputs, const DiagnoseOptions& options);
+  // With `stragglers`, finds them too (stragglers.h), before the situations are placed: the
+  // stragglers' table of arrivals (a kilobyte per rank) and the situations (as much again) are
+  // the analysis' largest allocations, and need not be held at once.
+  Analysis(const Inputs& inputs, const DiagnoseOptions& options, std::vector<Straggler>* stragglers = nullptr);
 
   const Inputs& in;
   const DiagnoseOptions& options;
