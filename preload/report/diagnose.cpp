@@ -10,9 +10,9 @@
 #include "report/analysis/overdue_calls.h"
 #include "report/wording/phrases.h"
 #include "report/analysis/rank_ranges.h"
+#include "report/analysis/situation_groups.h"
 #include "report/analysis/stack_groups.h"
 #include "report/analysis/timelines.h"
-#include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
 
@@ -29,17 +29,6 @@ bool comm_selected(const CommSummary& c, const std::vector<std::string>& only) {
 
 bool intersects(const std::vector<int>& a, const std::set<int>& b) {
   return std::any_of(a.begin(), a.end(), [&](int r) { return b.count(r) != 0; });
-}
-
-// Ranks whose situations read the same merge into one group (pid, host, times aside).
-std::string situation_key(const RankSituation& s) {
-  auto call_key = [](const std::optional<Call>& c) {
-    if (!c) return std::string("-");
-    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c->comm, c->op, c->seq, c->site ? c->site->file : "",
-                       c->site ? c->site->line : 0, c->iteration, c->count, c->dtype, c->root, c->red_op);
-  };
-  return fmt::format("{}#{}#{}#{}:{}#{}", static_cast<int>(s.state), call_key(s.current), call_key(s.last),
-                     s.now_at ? s.now_at->file : "", s.now_at ? s.now_at->line : 0, s.why_dead.empty() ? "" : "dead");
 }
 
 // A snapshot of a running job finds ranks in a collective that others have not reached yet,
@@ -80,8 +69,8 @@ bool in_flight(const Inputs& inputs, const DiagnoseOptions& options, const Diagn
 }  // namespace
 
 Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
-  Analysis a(inputs, options);
   Diagnosis d;
+  Analysis a(inputs, options, &d.stragglers);
   d.now_ns = inputs.now_ns;
   d.ledgers = inputs.ranks.size();
   d.job = inputs.job;
@@ -132,7 +121,9 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
 
   d.findings = std::move(findings);
   d.primary = primary;
-  d.situations = a.situations;
+  // The classifiers are done with the situations (build_timelines does not read them): moved,
+  // not copied, as they are the largest part of the diagnosis per rank.
+  d.situations = std::move(a.situations);
   if (d.primary >= 0 && in_flight(inputs, options, d, d.longest_pending_ns, d.longest_pending_limit_ns)) {
     d.in_flight = true;
     d.findings[static_cast<size_t>(d.primary)].root_cause = false;
@@ -141,7 +132,6 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   d.problem = d.primary >= 0;
   d.verdict = d.problem ? d.findings[static_cast<size_t>(d.primary)].kind : Kind::Healthy;
   if (inputs.ranks.empty()) d.verdict = Kind::NoData;  // nothing is known: never "healthy"
-  d.stragglers = find_stragglers(a);
 
   // Filters (--comm, --rank) choose what the detail shows; the verdict is always the whole job's.
   std::set<int> comm_keep;
@@ -165,18 +155,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
     f.shown = (comm_keep.count(f.comm) != 0 || (f.comm < 0 && options.only_comms.empty())) &&
               (options.only_ranks.empty() || intersects(f.culprits, rank_keep) || intersects(f.waiting, rank_keep));
   }
-  std::map<std::string, size_t> group_of;
-  for (size_t i = 0; i < d.situations.size(); ++i) {
-    if (!d.situations[i].shown) continue;
-    std::string key = situation_key(d.situations[i]);
-    auto it = group_of.find(key);
-    if (it == group_of.end()) {
-      group_of.emplace(key, d.groups.size());
-      d.groups.push_back({{d.situations[i].rank}, i});
-    } else {
-      d.groups[it->second].ranks.push_back(d.situations[i].rank);
-    }
-  }
+  d.groups = group_situations(d.situations);
   group_stacks(inputs, rank_keep, d);
   if (options.timelines) d.timelines = build_timelines(a, d.comms);
   d.hints = hints_for(d);

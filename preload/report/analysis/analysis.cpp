@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/analysis/captured_calls.h"
+#include "report/analysis/stragglers.h"
 
 namespace hangshim::report {
 
@@ -25,17 +26,22 @@ bool is_root_kind(uint32_t kind) {
 
 }  // namespace
 
-Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts) : in(inputs), options(opts) {
+Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts, std::vector<Straggler>* stragglers)
+    : in(inputs), options(opts) {
+  view_ranks_.reserve(in.ranks.size());
+  for (const auto& v : in.ranks) view_ranks_.push_back(v.rank);
   group_comms();
   name_comms();
   trace_user_chains();
+  if (stragglers != nullptr) *stragglers = find_stragglers(*this);  // it reads the communicators and the views only
   place_ranks();
   find_captured_calls(*this, comms);
 }
 
 void Analysis::group_comms() {
-  comm_ids_.resize(in.ranks.size());
+  comm_ids_start_.assign(in.ranks.size() + 1, 0);
   for (size_t v = 0; v < in.ranks.size(); ++v) {
+    comm_ids_start_[v] = comm_ids_.size();
     for (const auto& c : in.ranks[v].comms) {
       // A communicator first seen in a collective has a key of this process only: nothing to
       // compare it with.
@@ -54,9 +60,10 @@ void Analysis::group_comms() {
       g.created_ns = std::min(g.created_ns, c.created_ns);
       g.max_completed = std::max(g.max_completed, c.coll_completed);
       g.members.push_back({v, &c});
-      comm_ids_[v][c.id] = index;
+      comm_ids_.push_back({c.id, index, &c});
     }
   }
+  comm_ids_start_[in.ranks.size()] = comm_ids_.size();
   for (auto& g : groups) {
     std::sort(g.members.begin(), g.members.end(),
               [&](const Member& a, const Member& b) { return rank(a.view) < rank(b.view); });
@@ -135,9 +142,11 @@ void Analysis::name_comms() {
 }
 
 int Analysis::comm_of(size_t view, uint32_t comm_id) const {
-  const auto& ids = comm_ids_[view];
-  auto it = ids.find(comm_id);
-  return it == ids.end() ? -1 : it->second;
+  // A view names a few communicators; should a damaged one name an id twice, the last holds.
+  for (size_t i = comm_ids_start_[view + 1]; i-- > comm_ids_start_[view];) {
+    if (comm_ids_[i].id == comm_id) return comm_ids_[i].comm;
+  }
+  return -1;
 }
 
 const CallRecord* Analysis::collective_at(size_t view, int comm, uint64_t seq) const {
@@ -151,10 +160,7 @@ const CallRecord* Analysis::collective_at(size_t view, int comm, uint64_t seq) c
 SiteKey Analysis::site_key(size_t view, const CallRecord& record) const {
   const LocalSite* local = in.ranks[view].site(record.callsite);
   if (local == nullptr || local->chain == kNoChain) return {};
-  const Chain& chain = in.chains[local->chain];
-  if (chain.frames.empty()) return {};
-  const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
-  return {f.file, f.line, chain_paths_[local->chain]};
+  return chain_keys_[local->chain];
 }
 
 std::optional<Site> Analysis::site(size_t view, const CallRecord& record) const {
@@ -188,18 +194,16 @@ uint64_t Analysis::line_hits(size_t view, SiteKey key) const {
   uint64_t hits = 0;
   for (const auto& local : in.ranks[view].sites) {
     if (local.chain == kNoChain) continue;
-    const Chain& chain = in.chains[local.chain];
-    if (chain.frames.empty()) continue;
-    const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
-    if (f.file == key.file && f.line == key.line && chain_paths_[local.chain] == key.path) hits += local.hits;
+    const SiteKey& k = chain_keys_[local.chain];
+    if (k.known() && k == key) hits += local.hits;
   }
   return hits;
 }
 
 const CommInfo* Analysis::member_info(size_t view, int comm) const {
-  if (comm < 0 || static_cast<size_t>(comm) >= groups.size()) return nullptr;
-  for (const auto& m : groups[static_cast<size_t>(comm)].members) {
-    if (m.view == view) return m.info;
+  // The view's own entries, not the communicator's members: a few against thousands.
+  for (size_t i = comm_ids_start_[view]; i < comm_ids_start_[view + 1]; ++i) {
+    if (comm_ids_[i].comm == comm) return comm_ids_[i].info;
   }
   return nullptr;
 }

@@ -55,7 +55,10 @@ struct CommGroup {
 
 class Analysis {
  public:
-  Analysis(const Inputs& inputs, const DiagnoseOptions& options);
+  // With `stragglers`, finds them too (stragglers.h), before the situations are placed: the
+  // stragglers' table of arrivals (a kilobyte per rank) and the situations (as much again) are
+  // the analysis' largest allocations, and need not be held at once.
+  Analysis(const Inputs& inputs, const DiagnoseOptions& options, std::vector<Straggler>* stragglers = nullptr);
 
   const Inputs& in;
   const DiagnoseOptions& options;
@@ -100,6 +103,16 @@ class Analysis {
   uint64_t iteration_of(size_t view, const ledger::CallRecord& record) const;
   // The loops of the job's source files (the evidence for loop lines).
   const SourceLoops& loops() const { return loops_; }
+  // What a view's records hold, marked in one pass over them (place_ranks): the passes that
+  // look for rare records (captured, failed init, abort) skip the views without any, and
+  // iteration_of() scans only the records after its own when they are in ring order.
+  enum RecordMark : uint8_t {
+    kHasCaptured = 1,    // a call captured into a CUDA graph
+    kHasFailedInit = 2,  // a communicator init that returned an error
+    kHasAbort = 4,       // an ncclCommAbort
+    kInRingOrder = 8,    // record indexes ascend (the reader's order; a damaged source may differ)
+  };
+  bool has_records(size_t view, RecordMark mark) const { return (record_marks_[view] & mark) != 0; }
   // The situation of a global rank, nullptr when no ledger has it.
   const RankSituation* situation_of(int rank) const;
   // The view of a global rank, SIZE_MAX when no ledger has it.
@@ -112,10 +125,22 @@ class Analysis {
   void trace_user_chains();
   std::vector<std::vector<int>> user_frames_;  // per ChainPool id
   std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path
+  std::vector<SiteKey> chain_keys_;            // per ChainPool id: its site_key (unknown: no frames)
+  std::vector<uint8_t> record_marks_;          // per view: RecordMark bits
+  std::vector<int> view_ranks_;                // per view: its rank (views are sorted by rank)
   std::vector<int> loop_holders_;              // per ChainPool id: frame index of the loop holder, -1 none
   SourceLoops loops_;
   std::map<std::pair<uint32_t, uint64_t>, int> by_key_;
-  std::vector<std::map<uint32_t, int>> comm_ids_;  // per view: comm id -> communicator index
+  // Each view's communicators: its ledger's comm id -> communicator index, and its entry; the
+  // views' runs one after another (view v's from comm_ids_start_[v] to comm_ids_start_[v + 1]),
+  // one table for all rather than a map per view.
+  struct ViewComm {
+    uint32_t id = 0;
+    int comm = -1;
+    const ledger::CommInfo* info = nullptr;
+  };
+  std::vector<ViewComm> comm_ids_;
+  std::vector<size_t> comm_ids_start_;
 };
 
 }  // namespace hangshim::report

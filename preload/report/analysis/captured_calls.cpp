@@ -12,6 +12,7 @@ void find_captured_calls(const Analysis& a, std::vector<CommSummary>& comms) {
   // (communicator, op, file, line) -> the call and who captured it.
   std::map<std::tuple<int, std::string, std::string, int>, CapturedCall> found;
   for (size_t v = 0; v < a.in.ranks.size(); ++v) {
+    if (!a.has_records(v, Analysis::kHasCaptured)) continue;
     for (const auto& r : a.in.ranks[v].records) {
       if ((r.flags & kRecordCaptured) == 0) continue;
       int comm = a.comm_of(v, r.comm);

@@ -31,7 +31,7 @@ struct AbortSeen {
 
 AbortSeen abort_seen(const Analysis& a, size_t view, int comm, const CommInfo& info) {
   const auto& records = a.in.ranks[view].records;
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+  for (auto it = records.rbegin(); a.has_records(view, Analysis::kHasAbort) && it != records.rend(); ++it) {
     if (static_cast<Op>(it->op) != Op::CommAbort || a.comm_of(view, it->comm) != comm) continue;
     if (it->returned_ns != 0 && is_failure(it->result)) continue;  // refused (a bad handle): nothing aborted
     return {true, it->issued_ns, it->returned_ns == 0};

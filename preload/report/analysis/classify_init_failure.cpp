@@ -57,6 +57,10 @@ std::optional<Finding> classify_init_failure(const Analysis& a) {
   std::map<Key, Group> groups;
   std::set<int> comms;
   for (size_t v = 0; v < a.in.ranks.size(); ++v) {
+    // Neither its ring nor its first-error area holds a failed init: nothing to look for.
+    const FirstError& e = a.in.ranks[v].header.first_error;
+    bool area = e.present && is_comm_init(static_cast<Op>(e.op)) && is_failure(e.result);
+    if (!area && !a.has_records(v, Analysis::kHasFailedInit)) continue;
     auto failed = first_failed_init(a.in.ranks[v]);
     if (!failed) continue;
     int comm = failed->record != nullptr ? a.comm_of(v, failed->record->comm) : -1;

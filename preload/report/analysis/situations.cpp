@@ -44,9 +44,21 @@ void Analysis::place_ranks() {
     alive_ranks += v.liveness == Liveness::Alive && v.header.state != static_cast<uint32_t>(ProcessState::Exited) ? 1 : 0;
   }
   situations.resize(in.ranks.size());
+  record_marks_.assign(in.ranks.size(), 0);
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const RankView& v = in.ranks[i];
     RankSituation& s = situations[i];
+    uint8_t marks = kInRingOrder;
+    uint64_t previous_index = 0;
+    for (size_t k = 0; k < v.records.size(); ++k) {
+      const CallRecord& r = v.records[k];
+      if ((r.flags & kRecordCaptured) != 0) marks |= kHasCaptured;
+      if (is_comm_init(static_cast<Op>(r.op)) && is_failure(r.result)) marks |= kHasFailedInit;
+      if (static_cast<Op>(r.op) == Op::CommAbort) marks |= kHasAbort;
+      if (k > 0 && r.index <= previous_index) marks &= static_cast<uint8_t>(~kInRingOrder);
+      previous_index = r.index;
+    }
+    record_marks_[i] = marks;
     s.rank = v.rank;
     s.pid = v.header.pid;
     s.host = v.header.host;

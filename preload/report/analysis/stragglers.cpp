@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "ledger/format.h"
 
@@ -56,14 +57,20 @@ std::string op_text(const CallTiming& t) {
   return display_op(r);
 }
 
+// The kinds of timing that are collectives on communicator `id` (its id in one ledger).
+auto collectives_on(uint32_t id) {
+  return [id](const CallTiming& kind) { return kind.comm == id && ledger::is_collective(static_cast<ledger::Op>(kind.op)); };
+}
+
 // A member's collectives on a communicator (`id` in its ledger), by sequence number, one per
-// number: copies of its view's (packed) history, in ring order already unless damaged.
+// number: copies of its view's (packed) history, in ring order already unless damaged. Only
+// that communicator's collectives are unpacked.
 void member_calls(const RankView& v, uint32_t id, std::vector<CallTiming>& out) {
   out.clear();
   if (id == 0) return;
-  for (const CallTiming& t : v.history) {
-    if (counts_as_collective(t) && t.comm == id) out.push_back(t);
-  }
+  v.history.each(collectives_on(id), [&](const CallTiming& t) {
+    if (counts_as_collective(t)) out.push_back(t);
+  });
   auto by_seq = [](const CallTiming& x, const CallTiming& y) { return x.seq < y.seq; };
   if (!std::is_sorted(out.begin(), out.end(), by_seq)) std::stable_sort(out.begin(), out.end(), by_seq);
   out.erase(std::unique(out.begin(), out.end(), [](const CallTiming& x, const CallTiming& y) { return x.seq == y.seq; }), out.end());
@@ -89,41 +96,83 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   if (n < 2) return;
   auto member_id = [&](size_t m) { return g.members[m].info != nullptr ? g.members[m].info->id : 0; };  // in that ledger
   auto view_of = [&](size_t m) -> const RankView& { return a.in.ranks[g.members[m].view]; };
-  // The collectives every member has: member 0's, intersected with each other member's.
+  // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
   bool one_host = true;
-  std::vector<CallTiming> calls;
-  member_calls(view_of(0), member_id(0), calls);
+  for (size_t m = 0; m < n && one_host; ++m) {
+    const std::string& host = view_of(m).header.host;
+    one_host = !host.empty() && host == view_of(0).header.host;
+  }
+  // The collectives every member has: member 0's, less those another member lacks. Each
+  // member's history is unpacked once, its arrivals written as it is read; a collective found
+  // missing on a later member is dropped at the end. Arrivals by collective: arrival[k * n + m].
+  // By wait times a later arrival is a shorter wait: negated, so larger is later either way.
+  // Clamped to 2^62 so that differences of hostile values cannot overflow.
+  // A member's arrivals (as member_calls would pick its calls: by number, the first of equal
+  // numbers in ring order), without copying whole timings.
+  struct Arrival {
+    uint64_t seq;
+    int64_t at;
+  };
+  std::vector<Arrival> arrivals;
+  auto member_arrivals = [&](size_t m) {
+    arrivals.clear();
+    uint32_t id = member_id(m);
+    if (id == 0) return;
+    view_of(m).history.each(collectives_on(id), [&](const CallTiming& t) {
+      if (!counts_as_collective(t)) return;
+      constexpr uint64_t kCap = uint64_t{1} << 62;
+      arrivals.push_back({t.seq, one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns())});
+    });
+    auto not_before = [](const Arrival& x, const Arrival& y) { return x.seq >= y.seq; };
+    if (std::adjacent_find(arrivals.begin(), arrivals.end(), not_before) == arrivals.end()) return;  // the usual
+    std::stable_sort(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) { return x.seq < y.seq; });
+    arrivals.erase(std::unique(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) { return x.seq == y.seq; }),
+                   arrivals.end());
+  };
+  member_arrivals(0);
   std::vector<uint64_t> seqs;
-  for (const CallTiming& t : calls) seqs.push_back(t.seq);
-  for (size_t m = 0; m < n; ++m) {
-    const RankView& v = view_of(m);
-    // An unknown host (a Flight Recorder dump names none) is not this host: clocks may differ.
-    one_host = one_host && !v.header.host.empty() && v.header.host == view_of(0).header.host;
-    if (m == 0 || seqs.empty()) continue;
-    member_calls(v, member_id(m), calls);
-    size_t j = 0, kept = 0;
-    for (uint64_t seq : seqs) {
-      while (j < calls.size() && calls[j].seq < seq) ++j;
-      if (j < calls.size() && calls[j].seq == seq) seqs[kept++] = seq;
+  for (const Arrival& t : arrivals) seqs.push_back(t.seq);
+  if (seqs.size() < kMinCompared) return;
+  std::vector<char> everywhere(seqs.size(), 1);
+  size_t compared = seqs.size();
+  // Every value kept is written below: the table is not zeroed first (a pass over it all).
+  std::unique_ptr<int64_t[]> arrival(new int64_t[seqs.size() * n]);
+  // Members go in blocks: a block's arrivals are gathered member by member, then written to the
+  // table collective by collective, kBlock values in a row. Written one by one, each value
+  // lands n values (a page and more) from the last: a TLB miss each, most of the time here.
+  constexpr size_t kBlock = 64;
+  std::vector<int64_t> block(seqs.size() * kBlock);
+  for (size_t m0 = 0; m0 < n; m0 += kBlock) {
+    size_t width = std::min(kBlock, n - m0);
+    for (size_t b = 0; b < width; ++b) {
+      if (m0 + b > 0) member_arrivals(m0 + b);
+      size_t j = 0;
+      for (size_t k = 0; k < seqs.size(); ++k) {
+        if (!everywhere[k]) continue;
+        while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
+        if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
+          everywhere[k] = 0;
+          if (--compared < kMinCompared) return;
+          continue;
+        }
+        block[k * kBlock + b] = arrivals[j].at;
+      }
+    }
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      if (everywhere[k]) std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width,
+                                     &arrival[k * n + m0]);
+    }
+  }
+  if (compared < seqs.size()) {  // drop the rows of the collectives some member lacks
+    size_t kept = 0;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      if (!everywhere[k]) continue;
+      if (kept != k) std::copy_n(&arrival[k * n], n, &arrival[kept * n]);
+      seqs[kept++] = seqs[k];
     }
     seqs.resize(kept);
   }
-  if (seqs.size() < kMinCompared) return;
-  size_t compared = seqs.size();
 
-  // Each member's arrival at each collective, by collective: arrival[k * n + m]. By wait times
-  // a later arrival is a shorter wait: negated, so larger is later either way. Clamped to 2^62
-  // so that differences of hostile values cannot overflow.
-  std::vector<int64_t> arrival(compared * n);
-  for (size_t m = 0; m < n; ++m) {
-    member_calls(view_of(m), member_id(m), calls);
-    line_up(calls, seqs);
-    for (size_t k = 0; k < compared; ++k) {
-      const CallTiming& t = calls[k];
-      constexpr uint64_t kCap = uint64_t{1} << 62;
-      arrival[k * n + m] = one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns());
-    }
-  }
   // Per collective: the median member's arrival and who was last (the first of equals).
   std::vector<int64_t> median_at(compared);
   std::vector<size_t> last_of(compared);
@@ -161,6 +210,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     }
     while (since < seqs.size() && last_of[since] != m) ++since;
     if (since >= seqs.size()) continue;  // lateness that ended: no straggler now
+    std::vector<CallTiming> calls;
     member_calls(view_of(m), member_id(m), calls);
     line_up(calls, seqs);
     Straggler s;

@@ -14,6 +14,7 @@
 // one out to the loop line: library frames never key an iteration count (an engine whose
 // internal branch changes from step to step keeps one count for your line).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -98,6 +99,14 @@ void Analysis::trace_user_chains() {
     auto [it, added] = paths.emplace(text, static_cast<uint32_t>(paths.size()));
     chain_paths_[id] = it->second;
   }
+  // Each chain's key ("your line" and the path to it), looked up for every record of every rank.
+  chain_keys_.assign(pool.size(), SiteKey{});
+  for (uint32_t id = 0; id < pool.size(); ++id) {
+    const Chain& chain = pool[id];
+    if (chain.frames.empty()) continue;
+    const SiteFrame& f = chain.frames[static_cast<size_t>(chain.user >= 0 ? chain.user : 0)];
+    chain_keys_[id] = {f.file, f.line, chain_paths_[id]};
+  }
 }
 
 const std::vector<int>& Analysis::user_frames(uint32_t chain) const {
@@ -120,15 +129,25 @@ uint64_t Analysis::iteration_of(size_t view, const ledger::CallRecord& record) c
   // Calls through the key so far, less those this rank issued through it after this record (the
   // newest calls: the ring holds them whenever it still holds this one).
   uint64_t hits = line_hits(view, key);
-  for (const auto& later : in.ranks[view].records) {
+  const auto& records = in.ranks[view].records;
+  size_t from = 0;  // in ring order, the records after this one are those at its right
+  bool ours = std::greater_equal<const ledger::CallRecord*>()(&record, records.data()) &&
+              std::less<const ledger::CallRecord*>()(&record, records.data() + records.size());
+  if (ours && view < record_marks_.size() && has_records(view, kInRingOrder)) {
+    from = static_cast<size_t>(&record - records.data()) + 1;
+  }
+  for (size_t k = from; k < records.size(); ++k) {
+    const ledger::CallRecord& later = records[k];
     if (later.index > record.index && later.callsite != 0 && site_key(view, later) == key && hits > 0) --hits;
   }
   return hits;
 }
 
 size_t Analysis::view_of(int rank) const {
-  auto it = std::lower_bound(in.ranks.begin(), in.ranks.end(), rank, [](const RankView& v, int r) { return v.rank < r; });
-  return it != in.ranks.end() && it->rank == rank ? static_cast<size_t>(it - in.ranks.begin()) : SIZE_MAX;
+  // The views' ranks, in order, packed apart from the views (a few hundred bytes each): a search
+  // among 131 072 ranks stays in cache.
+  auto it = std::lower_bound(view_ranks_.begin(), view_ranks_.end(), rank);
+  return it != view_ranks_.end() && *it == rank ? static_cast<size_t>(it - view_ranks_.begin()) : SIZE_MAX;
 }
 
 const RankSituation* Analysis::situation_of(int rank) const {

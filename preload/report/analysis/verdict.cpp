@@ -21,11 +21,7 @@ namespace hangshim::report {
 namespace {
 
 // Situations follow the views, which are sorted by rank.
-const RankSituation* situation_of(const Analysis& a, int rank) {
-  auto it = std::lower_bound(a.situations.begin(), a.situations.end(), rank,
-                             [](const RankSituation& s, int r) { return s.rank < r; });
-  return it != a.situations.end() && it->rank == rank ? &*it : nullptr;
-}
+const RankSituation* situation_of(const Analysis& a, int rank) { return a.situation_of(rank); }
 
 void decide_missing(const Analysis& a, std::vector<Finding>& findings, size_t index, const std::map<int, int>& by_comm) {
   Finding& f = findings[index];

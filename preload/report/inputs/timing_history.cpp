@@ -53,19 +53,6 @@ void TimingHistory::assign(const std::vector<CallTiming>& timings) {
   issued_base_ = issued_min;
 }
 
-CallTiming TimingHistory::operator[](size_t i) const {
-  if (!wide_.empty()) return wide_[i];
-  const Packed& p = packed_[i];
-  const Kind& kind = kinds_[p.issued_and_kind & 0xff];
-  CallTiming t;
-  t.seq = seq_base_ + p.seq;
-  t.issued_ns = issued_base_ + (p.issued_and_kind >> 8);
-  t.wait_us = p.wait_us;
-  t.comm = kind.comm;
-  t.callsite = kind.callsite;
-  t.op = kind.op;
-  t.flags = kind.flags;
-  return t;
-}
+CallTiming TimingHistory::operator[](size_t i) const { return wide_.empty() ? unpack(packed_[i]) : wide_[i]; }
 
 }  // namespace hangshim::report

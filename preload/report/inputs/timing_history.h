@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <vector>
@@ -34,6 +35,12 @@ class TimingHistory {
   size_t size() const { return wide_.empty() ? packed_.size() : wide_.size(); }
   bool empty() const { return size() == 0; }
   CallTiming operator[](size_t i) const;
+  // Calls take(timing) for each timing whose kind `keep` accepts, oldest first: `keep` sees a
+  // timing whose comm, callsite, op and flags are set (its other fields are not) and is asked
+  // once per kind, not per timing, so that picking one communicator's calls out of 131 072
+  // ranks' histories unpacks only those calls.
+  template <class Keep, class Take>
+  void each(Keep keep, Take take) const;
 
   class Iterator {
    public:
@@ -71,6 +78,18 @@ class TimingHistory {
     uint32_t wait_us;
   };
   static_assert(sizeof(Packed) == 16);
+  CallTiming unpack(const Packed& p) const {
+    const Kind& kind = kinds_[p.issued_and_kind & 0xff];
+    CallTiming t;
+    t.seq = seq_base_ + p.seq;
+    t.issued_ns = issued_base_ + (p.issued_and_kind >> 8);
+    t.wait_us = p.wait_us;
+    t.comm = kind.comm;
+    t.callsite = kind.callsite;
+    t.op = kind.op;
+    t.flags = kind.flags;
+    return t;
+  }
 
   std::vector<Packed> packed_;
   std::vector<Kind> kinds_;
@@ -78,5 +97,30 @@ class TimingHistory {
   uint64_t seq_base_ = 0;
   uint64_t issued_base_ = 0;
 };
+
+template <class Keep, class Take>
+void TimingHistory::each(Keep keep, Take take) const {
+  if (!wide_.empty()) {
+    for (const CallTiming& t : wide_) {
+      if (keep(t)) take(t);
+    }
+    return;
+  }
+  std::array<bool, 256> kept{};  // by kind index (at most 256 kinds: assign() keeps more unpacked)
+  bool any = false;
+  for (size_t k = 0; k < kinds_.size(); ++k) {
+    CallTiming t;
+    t.comm = kinds_[k].comm;
+    t.callsite = kinds_[k].callsite;
+    t.op = kinds_[k].op;
+    t.flags = kinds_[k].flags;
+    kept[k] = keep(t);
+    any = any || kept[k];
+  }
+  if (!any) return;
+  for (const Packed& p : packed_) {
+    if (kept[p.issued_and_kind & 0xff]) take(unpack(p));
+  }
+}
 
 }  // namespace hangshim::report

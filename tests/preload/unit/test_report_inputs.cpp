@@ -311,11 +311,28 @@ void check_history_round_trip(const std::vector<hangshim::report::CallTiming>& g
     CHECK(t.flags == g.flags);
   }
   CHECK(i == given.size());
+  // each(): one communicator's calls of one op, picked by kind, in order and whole.
+  for (uint32_t comm : {1u, 2u, 9u}) {
+    auto keep = [comm](const hangshim::report::CallTiming& t) { return t.comm == comm && t.op != 2; };
+    std::vector<hangshim::report::CallTiming> expected, picked;
+    for (const auto& g : given) {
+      if (keep(g)) expected.push_back(g);
+    }
+    history.each(keep, [&](const hangshim::report::CallTiming& t) { picked.push_back(t); });
+    REQUIRE(picked.size() == expected.size());
+    for (size_t k = 0; k < picked.size(); ++k) {
+      CHECK(picked[k].seq == expected[k].seq);
+      CHECK(picked[k].issued_ns == expected[k].issued_ns);
+      CHECK(picked[k].wait_us == expected[k].wait_us);
+      CHECK(picked[k].callsite == expected[k].callsite);
+      CHECK(picked[k].flags == expected[k].flags);
+    }
+  }
 }
 
 }  // namespace
 
-TEST_CASE("report inputs: packed timings read back exactly, and values too far apart to pack are kept whole") {
+TEST_CASE("report inputs: packed timings read back exactly (whole, or picked by kind), and values too far apart to pack are kept whole") {
   using hangshim::report::CallTiming;
   std::vector<CallTiming> usual;
   for (uint32_t k = 0; k < 128; ++k) {

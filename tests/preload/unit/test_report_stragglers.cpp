@@ -122,3 +122,24 @@ TEST_CASE("report stragglers: too few collectives, or a lateness under 1 ms, are
   timed_steps(tiny, 40, [](int r, int) { return r == 1 ? 0.2 : 0.0; }, no_offset);
   CHECK(tiny.diagnose().stragglers.empty());
 }
+
+TEST_CASE("report stragglers: a rank seconds late is named with its lateness, by issue times and by waits") {
+  // 3 s late: more than 32-bit offsets hold (2.1 s), so the arrivals are kept whole.
+  for (bool one_host : {true, false}) {
+    Job job(8);
+    if (!one_host) {
+      for (int r = 4; r < 8; ++r) job[r].host = "synth-node-b";
+    }
+    std::mt19937 rng(10);
+    std::uniform_real_distribution<double> jitter(0, 5);
+    timed_steps(job, 40, [&](int r, int) { return jitter(rng) + (r == 5 ? 3000.0 : 0.0); },
+                [&](int r) { return !one_host && r >= 4 ? 7000 * kMs : uint64_t{0}; });
+    Diagnosis d = job.diagnose();
+    REQUIRE(d.stragglers.size() == 1);
+    CHECK(d.stragglers[0].rank == 5);
+    CHECK(d.stragglers[0].by_timestamps == one_host);
+    CHECK(d.stragglers[0].last == 40);
+    CHECK(d.stragglers[0].median_late_ns >= 2990 * kMs);
+    CHECK(d.stragglers[0].median_late_ns <= 3005 * kMs);
+  }
+}
