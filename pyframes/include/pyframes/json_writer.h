@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pyframes {
@@ -41,6 +42,8 @@ class JsonWriter {
 
   // The document so far; complete once every begin_* has its end_*.
   const std::string& str() const { return out_; }
+  // The document, moved out (the writer is left empty): a large document is not copied again.
+  std::string take() && { return std::move(out_); }
   bool complete() const { return stack_.empty() && !out_.empty(); }
 
  private:
