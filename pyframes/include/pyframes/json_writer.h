@@ -42,6 +42,9 @@ class JsonWriter {
 
   // The document so far; complete once every begin_* has its end_*.
   const std::string& str() const { return out_; }
+  // Room for a document of about `bytes`: one allocation instead of a growing string's copies
+  // (each doubling holds the old and the new string at once). Pages never written cost nothing.
+  void reserve(size_t bytes) { out_.reserve(bytes); }
   // The document, moved out (the writer is left empty): a large document is not copied again.
   std::string take() && { return std::move(out_); }
   bool complete() const { return stack_.empty() && !out_.empty(); }
