@@ -63,17 +63,25 @@ auto collectives_on(uint32_t id) {
 }
 
 // A member's collectives on a communicator (`id` in its ledger), by sequence number, one per
-// number: copies of its view's (packed) history, in ring order already unless damaged. Only
-// that communicator's collectives are unpacked.
-void member_calls(const RankView& v, uint32_t id, std::vector<CallTiming>& out) {
+// number (the first of equal numbers in ring order), each kept as `keep(timing)` (anything with
+// a `seq`): its view's (packed) history is in ring order already unless damaged, and only that
+// communicator's collectives are unpacked.
+template <class Kept, class Keep>
+void member_collectives(const RankView& v, uint32_t id, std::vector<Kept>& out, Keep keep) {
   out.clear();
   if (id == 0) return;
   v.history.each(collectives_on(id), [&](const CallTiming& t) {
-    if (counts_as_collective(t)) out.push_back(t);
+    if (counts_as_collective(t)) out.push_back(keep(t));
   });
-  auto by_seq = [](const CallTiming& x, const CallTiming& y) { return x.seq < y.seq; };
-  if (!std::is_sorted(out.begin(), out.end(), by_seq)) std::stable_sort(out.begin(), out.end(), by_seq);
-  out.erase(std::unique(out.begin(), out.end(), [](const CallTiming& x, const CallTiming& y) { return x.seq == y.seq; }), out.end());
+  auto not_before = [](const Kept& x, const Kept& y) { return x.seq >= y.seq; };
+  if (std::adjacent_find(out.begin(), out.end(), not_before) == out.end()) return;  // the usual: in order, one each
+  std::stable_sort(out.begin(), out.end(), [](const Kept& x, const Kept& y) { return x.seq < y.seq; });
+  out.erase(std::unique(out.begin(), out.end(), [](const Kept& x, const Kept& y) { return x.seq == y.seq; }), out.end());
+}
+
+// The same, whole timings.
+void member_calls(const RankView& v, uint32_t id, std::vector<CallTiming>& out) {
+  member_collectives(v, id, out, [](const CallTiming& t) { return t; });
 }
 
 // `calls` (sorted, one per number) lined up with `seqs`, every one of which it holds.
@@ -107,27 +115,17 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   // missing on a later member is dropped at the end. Arrivals by collective: arrival[k * n + m].
   // By wait times a later arrival is a shorter wait: negated, so larger is later either way.
   // Clamped to 2^62 so that differences of hostile values cannot overflow.
-  // A member's arrivals (as member_calls would pick its calls: by number, the first of equal
-  // numbers in ring order), without copying whole timings.
+  // A member's arrivals, picked as member_calls picks its calls, without copying whole timings.
   struct Arrival {
     uint64_t seq;
     int64_t at;
   };
   std::vector<Arrival> arrivals;
   auto member_arrivals = [&](size_t m) {
-    arrivals.clear();
-    uint32_t id = member_id(m);
-    if (id == 0) return;
-    view_of(m).history.each(collectives_on(id), [&](const CallTiming& t) {
-      if (!counts_as_collective(t)) return;
+    member_collectives(view_of(m), member_id(m), arrivals, [&](const CallTiming& t) {
       constexpr uint64_t kCap = uint64_t{1} << 62;
-      arrivals.push_back({t.seq, one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns())});
+      return Arrival{t.seq, one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns())};
     });
-    auto not_before = [](const Arrival& x, const Arrival& y) { return x.seq >= y.seq; };
-    if (std::adjacent_find(arrivals.begin(), arrivals.end(), not_before) == arrivals.end()) return;  // the usual
-    std::stable_sort(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) { return x.seq < y.seq; });
-    arrivals.erase(std::unique(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) { return x.seq == y.seq; }),
-                   arrivals.end());
   };
   member_arrivals(0);
   std::vector<uint64_t> seqs;
