@@ -188,9 +188,6 @@ class JsonParser {
       return ((x - kOnes) & ~x & kHighs) != 0;
     };
     size_t run = from + json::plain_prefix_avx2(text_.data() + from, text_.size() - from);
-    if (run < text_.size() && (text_[run] == '"' || text_[run] == '\\' || static_cast<unsigned char>(text_[run]) < 0x20)) {
-      return run;
-    }
     while (run + 8 <= text_.size()) {
       uint64_t w;
       std::memcpy(&w, text_.data() + run, sizeof w);
