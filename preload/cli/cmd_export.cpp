@@ -67,7 +67,7 @@ int export_flight_recorder(const std::vector<std::string>& paths, std::string di
   load.now_ns = report::realtime_now_ns();
   report::Inputs inputs;
   inputs.now_ns = load.now_ns;
-  for (const auto& path : paths) report::load_path(path, inputs, load);
+  report::load_paths(paths, inputs, load);
   report::settle_inputs(inputs, {}, load.here);
   for (const auto& e : inputs.errors) fmt::print(stderr, "hangshim: {}\n", e.message);
   if (inputs.ranks.empty()) {

@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: hangshim report [PATH ...] [--job KEY] [--pid PID] [--json] [--rank LIST] [--comm NAME]\n"
     "                       [--library PATTERN] [--no-stacks] [--heartbeat-timeout S] [--history N]\n"
-    "                       [--exit-status] [--html FILE]\n"
+    "                       [--exit-status] [--html FILE] [--threads N]\n"
     "\n"
     "Reads the ledgers of every rank and says which rank stopped, on which line, in which\n"
     "iteration, and why. The first line is the verdict; detail follows.\n"
@@ -51,6 +51,8 @@ constexpr const char* kUsage =
     "  --history N            newest calls kept per ledger, besides pending ones and the newest of each\n"
     "                         call-site (default 16)\n"
     "  --exit-status          exit 3 when a problem is found (default: 0 whenever a report is printed)\n"
+    "  --threads N            threads reading the ledgers and exports (default: one per CPU this process\n"
+    "                         may use, at most 8); the report is the same with any number\n"
     "\n"
     "Exit status: 0 report printed; 1 nothing could be read, or the --html FILE could not be written;\n"
     "2 usage; 3 (--exit-status) a problem was found.\n";
@@ -118,6 +120,11 @@ int cmd_report(std::span<char*> args) {
       const char* v = next();
       if (v == nullptr || !parse_count(v, settings.history) || settings.history == 0) {
         return usage_error("--history needs a positive number of calls such as 16");
+      }
+    } else if (arg == "--threads") {
+      const char* v = next();
+      if (v == nullptr || !parse_count(v, settings.threads) || settings.threads == 0 || settings.threads > 256) {
+        return usage_error("--threads needs a number of threads from 1 to 256, such as 2");
       }
     } else if (!arg.empty() && arg[0] == '-') {
       return usage_error(fmt::format("unknown option {}", arg));

@@ -436,6 +436,8 @@ std::string directory_of(const std::string& path) {
 
 }  // namespace
 
+LedgerReader::LedgerReader() : euid_(static_cast<uint32_t>(::geteuid())) {}
+
 LedgerReader::~LedgerReader() {
   if (dir_fd_ >= 0) ::close(dir_fd_);
 }
@@ -483,7 +485,7 @@ pyframes::Result<Ledger> LedgerReader::read_copy(const std::string& path, Ledger
   if (::fstat(dir_fd_, &dir_st) != 0) {
     return make_error(ErrorKind::Io, fmt::format("cannot inspect the directory of {}: {}", path, std::strerror(errno)));
   }
-  PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st, static_cast<uint32_t>(::geteuid())));
+  PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st, euid_));
   // A private copy read with pread, never a mapping: a file cut by someone else while mapped
   // would kill this process with SIGBUS (snapshot.h). Into memory kept from the last ledger:
   // only the parsed Ledger outlives this call.

@@ -129,7 +129,7 @@ pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes k
 // tens of thousands of ledgers reads them with.
 class LedgerReader {
  public:
-  LedgerReader() = default;
+  LedgerReader();
   LedgerReader(const LedgerReader&) = delete;
   LedgerReader& operator=(const LedgerReader&) = delete;
   ~LedgerReader();
@@ -144,6 +144,7 @@ class LedgerReader {
 
   std::string dir_;
   int dir_fd_ = -1;
+  uint32_t euid_;  // who may have written a trusted ledger (trust.h); one system call, not one a file
   std::vector<unsigned char> bytes_;
   SnapshotScratch scratch_;
 };

@@ -32,12 +32,13 @@ void sample_stragglers(const Inputs& inputs, const LibraryPatterns& patterns, Di
 Diagnosis diagnose_inputs(const ReportRequest& request, Inputs* keep_inputs) {
   LoadOptions load;
   load.view.max_records = request.history;
+  load.threads = request.threads;
   load.patterns = request.diagnose.patterns;
   load.here = this_host();
   load.now_ns = realtime_now_ns();
   Inputs inputs;
   inputs.now_ns = load.now_ns;
-  for (const auto& path : request.paths) load_path(path, inputs, load);
+  load_paths(request.paths, inputs, load);
   settle_inputs(inputs, request.job, load.here);
   if (request.stacks) attach_live_stacks(inputs, request.locals);
   Diagnosis d = diagnose(inputs, request.diagnose);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "pyframes/json_reader.h"
 #include "report/inputs/load_inputs.h"
 #include "report/inputs/read_fully.h"
+#include "report/inputs/read_in_parallel.h"
 
 namespace hangshim::report {
 
@@ -144,53 +146,68 @@ pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::stri
   return ledger::parse_ledger(buffer.data(), static_cast<size_t>(size), name);
 }
 
-}  // namespace
+// One rank of an export, read by any thread (prepare_export), for add_export to finish.
+struct ExportedRank {
+  RankView view;                                // all but its call-sites and its stacks
+  std::vector<ledger::CallsiteInfo> callsites;  // for finish_rank_view
+  std::optional<pyframes::Process> stacks;
+};
 
-void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options) {
+// Everything an export adds to the inputs, in its order: its errors, then its ranks.
+struct PreparedExport {
+  std::vector<InputError> errors;
+  std::vector<ExportedRank> ranks;
+};
+
+PreparedExport prepare_export(const std::string& path, const LoadOptions& options) {
+  PreparedExport out;
   auto text = read_text(path);
   if (!text) {
-    inputs.errors.push_back({path, error_text(text.error())});
-    return;
+    out.errors.push_back({path, error_text(text.error())});
+    return out;
   }
   auto doc = pyframes::parse_json(text.value());
   if (!doc) {
-    inputs.errors.push_back({path, fmt::format("{}: {} (the file was cut or damaged in transfer; export it again)",
-                                               path, doc.error().message)});
-    return;
+    out.errors.push_back({path, fmt::format("{}: {} (the file was cut or damaged in transfer; export it again)",
+                                            path, doc.error().message)});
+    return out;
   }
   if (!doc->is_object() || str_of(*doc, "format") != kExportFormat) {
-    inputs.errors.push_back({path, fmt::format("{}: not a hangshim export (no \"format\": \"{}\"); pass exports, "
-                                               "ledger directories or .ledger files", path, kExportFormat)});
-    return;
+    out.errors.push_back({path, fmt::format("{}: not a hangshim export (no \"format\": \"{}\"); pass exports, "
+                                            "ledger directories or .ledger files", path, kExportFormat)});
+    return out;
   }
   uint64_t version = u64_of(*doc, "version", 0);
   if (version != kExportVersion) {
-    inputs.errors.push_back({path, fmt::format("{}: export format version {}; this hangshim reads version {} (use the "
-                                               "hangshim release that wrote it)", path, version, kExportVersion)});
-    return;
+    out.errors.push_back({path, fmt::format("{}: export format version {}; this hangshim reads version {} (use the "
+                                            "hangshim release that wrote it)", path, version, kExportVersion)});
+    return out;
   }
   std::string host = str_of(*doc, "host");
   uint64_t time_ns = u64_of(*doc, "time_ns", 0);
   if (const JsonValue* errors = doc->find("errors"); errors != nullptr) {
     for (const auto& e : errors->items()) {
-      inputs.errors.push_back({fmt::format("{}: {}", path, str_of(e, "source")),
-                               fmt::format("{}: on {}: {}", path, host.empty() ? "the exporting node" : host,
-                                           str_of(e, "message"))});
+      out.errors.push_back({fmt::format("{}: {}", path, str_of(e, "source")),
+                            fmt::format("{}: on {}: {}", path, host.empty() ? "the exporting node" : host,
+                                        str_of(e, "message"))});
     }
   }
   const JsonValue* ledgers = doc->find("ledgers");
   if (ledgers == nullptr || !ledgers->is_array()) {
-    inputs.errors.push_back({path, fmt::format("{}: an export without \"ledgers\"; export the node again", path)});
-    return;
+    out.errors.push_back({path, fmt::format("{}: an export without \"ledgers\"; export the node again", path)});
+    return out;
   }
+  out.ranks.reserve(ledgers->items().size());  // views are filled in place, never moved about
   for (const auto& entry : ledgers->items()) {
     std::string name = fmt::format("{}: {}", path, str_of(entry, "source", "?"));
     auto ledger = rebuild(entry, name);
     if (!ledger) {
-      inputs.errors.push_back({name, error_text(ledger.error())});
+      out.errors.push_back({name, error_text(ledger.error())});
       continue;
     }
-    RankView view = make_rank_view(std::move(ledger.value()), inputs, options.patterns, options.view);
+    ExportedRank& rank = out.ranks.emplace_back();
+    RankView& view = rank.view;
+    prepare_rank_view(std::move(ledger.value()), options.view, view, rank.callsites);
     Liveness liveness = Liveness::Unknown;
     if (parse_liveness(str_of(entry, "liveness"), liveness) && liveness != Liveness::Unknown) {
       view.liveness = liveness;
@@ -201,14 +218,42 @@ void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions
     if (const JsonValue* stacks = entry.find("stacks"); stacks != nullptr) {
       auto dump = pyframes::dump_from_json(*stacks);  // the render_json document the export holds
       if (dump && !dump->processes.empty()) {
-        view.stacks = static_cast<int>(inputs.stacks.size());
-        inputs.stacks.push_back(std::move(dump->processes.front()));
+        rank.stacks = std::move(dump->processes.front());
       } else {
         view.stack_error = dump ? std::string("stacks without a process") : dump.error().message;
       }
     }
-    inputs.ranks.push_back(std::move(view));
   }
+  return out;
+}
+
+void add_export(PreparedExport&& exported, Inputs& inputs, const LoadOptions& options) {
+  for (auto& e : exported.errors) inputs.errors.push_back(std::move(e));
+  for (auto& rank : exported.ranks) {
+    finish_rank_view(rank.view, rank.callsites, inputs, options.patterns);
+    if (rank.stacks) {
+      rank.view.stacks = static_cast<int>(inputs.stacks.size());
+      inputs.stacks.push_back(std::move(*rank.stacks));
+    }
+    inputs.ranks.push_back(std::move(rank.view));
+  }
+  exported = PreparedExport{};  // its slot's memory goes back now, not when the slot is next used
+}
+
+}  // namespace
+
+void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options) {
+  add_export(prepare_export(path, options), inputs, options);
+}
+
+void load_export_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {
+  // An export holds a node's ranks (8 on a GPU node): fewer to a batch than ledgers.
+  constexpr size_t kBatch = 64;
+  std::vector<PreparedExport> slots(std::min(paths.size(), 2 * kBatch));
+  read_in_parallel(
+      paths.size(), reading_threads(options.threads, paths.size(), 4), kBatch,
+      [&](size_t, size_t i) { slots[i % slots.size()] = prepare_export(paths[i], options); },
+      [&](size_t i) { add_export(std::move(slots[i % slots.size()]), inputs, options); });
 }
 
 }  // namespace hangshim::report

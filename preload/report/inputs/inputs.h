@@ -130,6 +130,17 @@ struct ViewOptions {
 // Turns a parsed ledger into a RankView, interning its call-sites into `inputs`' pools.
 RankView make_rank_view(ledger::Ledger&& ledger, Inputs& inputs, const LibraryPatterns& patterns,
                         const ViewOptions& options);
+// make_rank_view in its two steps, for reading ledgers on several threads: the first looks at
+// the ledger only (any thread, the costly part: trimming, the timings), filling a fresh `view`
+// with all but its `sites` and handing over the ledger's call-sites; the second interns those
+// into `inputs`' pools, on one thread in the ledgers' order, so that the pools' ids, and with
+// them the report, do not depend on which thread finished first. Both work in place: a view
+// is 856 bytes of strings and vectors, and moving it about cost a tenth of a second over
+// 131 072 ranks.
+void prepare_rank_view(ledger::Ledger&& ledger, const ViewOptions& options, RankView& view,
+                       std::vector<ledger::CallsiteInfo>& callsites);
+void finish_rank_view(RankView& view, const std::vector<ledger::CallsiteInfo>& callsites, Inputs& inputs,
+                      const LibraryPatterns& patterns);
 
 // The user frame of a live thread: first Python frame outside the libraries, else nullptr.
 const pyframes::Frame* user_frame(const pyframes::Thread& thread, const LibraryPatterns& patterns);

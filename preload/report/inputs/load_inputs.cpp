@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "report/inputs/flight_recorder/fr_ledger.h"
 #include "report/inputs/liveness.h"
+#include "report/inputs/read_in_parallel.h"
 
 namespace hangshim::report {
 
@@ -73,20 +75,64 @@ void report_damaged_dumps(const std::string& dir, const std::vector<std::string>
 
 namespace {
 
-void add_ledger(const std::string& path, pyframes::Result<ledger::Ledger>&& ledger, Inputs& inputs,
-                const LoadOptions& options) {
+// What a thread hands over from reading one ledger besides its view, which it fills in place.
+struct LedgerLeftovers {
+  std::optional<pyframes::Error> error;          // it could not be used
+  std::vector<ledger::CallsiteInfo> callsites;  // for finish_rank_view
+};
+
+// The part of reading a ledger that any thread may do: the copy, the parse, the trimmed view
+// (all but its call-sites), whether its process still runs.
+void prepare_ledger(pyframes::Result<ledger::Ledger>&& ledger, const LoadOptions& options, RankView& view,
+                    LedgerLeftovers& left) {
+  left.error.reset();
   if (!ledger) {
-    inputs.errors.push_back({path, error_text(ledger.error())});
+    left.error = ledger.take_error();
     return;
   }
-  std::string host = ledger->header.host;
-  int64_t pid = ledger->header.pid;
-  uint64_t start = ledger->header.start_ns;
-  RankView view = make_rank_view(std::move(ledger.value()), inputs, options.patterns, options.view);
-  view.liveness = judge_liveness(host, pid, start, options.here);
-  if (view.liveness != Liveness::Unknown) view.judged_on = options.here;
+  Liveness liveness = judge_liveness(ledger->header.host, ledger->header.pid, ledger->header.start_ns, options.here);
+  prepare_rank_view(std::move(ledger.value()), options.view, view, left.callsites);
+  view.liveness = liveness;
+  if (liveness != Liveness::Unknown) view.judged_on = options.here;
   view.observed_ns = options.now_ns;
-  inputs.ranks.push_back(std::move(view));
+}
+
+// The rest, on one thread in the ledgers' order: its error, or its call-sites interned. False
+// when the ledger could not be used.
+bool finish_ledger(const std::string& path, RankView& view, const LedgerLeftovers& left, Inputs& inputs,
+                   const LoadOptions& options) {
+  if (left.error) {
+    inputs.errors.push_back({path, error_text(*left.error)});
+    return false;
+  }
+  finish_rank_view(view, left.callsites, inputs, options.patterns);
+  return true;
+}
+
+// Views in order of rank, each moved once: the order is found on (rank, index) pairs, then
+// the views are moved along its cycles (a sort moving the views themselves moved each 17 times
+// over 131 072 ranks, and a view is 856 bytes of strings and vectors).
+void sort_by_rank(std::vector<RankView>& views) {
+  std::vector<std::pair<int, uint32_t>> order;  // (rank, where that view is now), in the order wanted
+  order.reserve(views.size());
+  for (size_t i = 0; i < views.size(); ++i) order.emplace_back(views[i].rank, static_cast<uint32_t>(i));
+  std::sort(order.begin(), order.end());
+  std::vector<char> placed(views.size(), 0);
+  for (size_t start = 0; start < views.size(); ++start) {
+    if (placed[start] || order[start].second == start) continue;
+    RankView first = std::move(views[start]);
+    size_t at = start;
+    while (true) {
+      placed[at] = 1;
+      size_t from = order[at].second;
+      if (from == start) {
+        views[at] = std::move(first);
+        break;
+      }
+      views[at] = std::move(views[from]);
+      at = from;
+    }
+  }
 }
 
 }  // namespace
@@ -95,14 +141,39 @@ void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions
   // The ledger reader checks who could have written the file (trust.h) and copies only its
   // used parts with pread (snapshot.h): fast on thousands of ranks and safe against a file cut
   // by someone else while it is read.
-  add_ledger(path, ledger::read_ledger_file(path), inputs, options);
+  RankView view;
+  LedgerLeftovers left;
+  prepare_ledger(ledger::read_ledger_file(path), options, view, left);
+  if (finish_ledger(path, view, left, inputs, options)) inputs.ranks.push_back(std::move(view));
 }
 
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {
-  // One reader for all: it keeps their directory open and reuses its copy's memory.
-  ledger::LedgerReader reader;
-  inputs.ranks.reserve(inputs.ranks.size() + paths.size());
-  for (const auto& path : paths) add_ledger(path, reader.read(path), inputs, options);
+  // A reader per thread: it keeps their directory open and reuses its copy's memory.
+  size_t threads = reading_threads(options.threads, paths.size(), 32);
+  std::vector<ledger::LedgerReader> readers(threads);
+  constexpr size_t kBatch = 512;
+  std::vector<LedgerLeftovers> slots(std::min(paths.size(), 2 * kBatch));
+  // Each view is made where it stays (threads fill different ones); a ledger that cannot be
+  // used leaves a hole, closed at the end.
+  size_t first = inputs.ranks.size();
+  inputs.ranks.resize(first + paths.size());
+  std::vector<char> unusable(paths.size(), 0);
+  read_in_parallel(
+      paths.size(), threads, kBatch,
+      [&](size_t worker, size_t i) {
+        prepare_ledger(readers[worker].read(paths[i]), options, inputs.ranks[first + i], slots[i % slots.size()]);
+      },
+      [&](size_t i) {
+        unusable[i] = !finish_ledger(paths[i], inputs.ranks[first + i], slots[i % slots.size()], inputs, options);
+      });
+  if (std::find(unusable.begin(), unusable.end(), 1) == unusable.end()) return;
+  size_t kept = first;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (unusable[i]) continue;
+    if (kept != first + i) inputs.ranks[kept] = std::move(inputs.ranks[first + i]);
+    ++kept;
+  }
+  inputs.ranks.resize(kept);
 }
 
 void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options) {
@@ -144,15 +215,10 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
     if (names.empty() && dumps.empty()) {
       inputs.warnings.push_back(fmt::format("{}: no ledgers (*.ledger), exports (*.json) or Flight Recorder dumps in it", path));
     }
+    std::vector<std::string> exports;
     std::vector<std::string> ledgers;
-    for (const auto& name : names) {
-      std::string file = base + "/" + name;
-      if (ends_with(name, ".json")) {
-        load_export_file(file, inputs, options);
-      } else {
-        ledgers.push_back(std::move(file));
-      }
-    }
+    for (const auto& name : names) (ends_with(name, ".json") ? exports : ledgers).push_back(base + "/" + name);
+    load_export_files(exports, inputs, options);
     load_ledger_files(ledgers, inputs, options);
     for (const auto& name : dumps) load_flight_recorder_file(base + "/" + name, inputs, options);
     report_damaged_dumps(base, dumps, not_pickles, inputs);
@@ -169,6 +235,35 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
   load_ledger_file(path, inputs, options);  // the reader names links and non-files precisely
 }
 
+void load_paths(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options) {
+  std::vector<std::string> run;  // consecutive export files, or consecutive ledger files
+  bool run_of_exports = false;
+  auto read_run = [&]() {
+    if (run.empty()) return;
+    if (run_of_exports) {
+      load_export_files(run, inputs, options);
+    } else {
+      load_ledger_files(run, inputs, options);
+    }
+    run.clear();
+  };
+  for (const auto& path : paths) {
+    struct stat st {};
+    bool regular = ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    bool is_export = regular && (ends_with(path, ".json") || looks_like_json(path));
+    bool is_ledger = regular && !is_export && ends_with(path, ".ledger");
+    if (!is_export && !is_ledger) {
+      read_run();
+      load_path(path, inputs, options);
+      continue;
+    }
+    if (run_of_exports != is_export) read_run();
+    run_of_exports = is_export;
+    run.push_back(path);
+  }
+  read_run();
+}
+
 void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::string& here) {
   std::string error;
   if (!select_job(inputs.ranks, selection, here, inputs.job, inputs.other_jobs, error)) {
@@ -183,7 +278,6 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
     inputs.warnings.push_back(fmt::format("{}: pid {} on {} has no RANK variable; read as the only process of its job (rank 0)",
                                           only.source, only.header.pid, only.header.host));
   }
-  auto by_rank_order = [](const RankView& a, const RankView& b) { return a.rank < b.rank; };
   // The usual case, every view with a rank of its own: sorted where they are. The views are
   // large (a report over 131 072 ranks holds 110 MiB of them): a second array of them, and a
   // map of every rank, were the report's peak of memory and a tenth of its allocations.
@@ -193,7 +287,7 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
     for (const auto& view : inputs.ranks) ranks.push_back(view.rank);
     std::sort(ranks.begin(), ranks.end());
     if ((ranks.empty() || ranks.front() >= 0) && std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end()) {
-      std::sort(inputs.ranks.begin(), inputs.ranks.end(), by_rank_order);
+      sort_by_rank(inputs.ranks);
       return;
     }
   }
@@ -227,7 +321,7 @@ void settle_inputs(Inputs& inputs, const JobSelection& selection, const std::str
                                    newer ? view.source : other.source));
     if (newer) other = std::move(view);
   }
-  std::sort(kept.begin(), kept.end(), by_rank_order);
+  sort_by_rank(kept);
   inputs.ranks = std::move(kept);
 }
 

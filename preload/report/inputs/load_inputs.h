@@ -19,16 +19,22 @@ struct LoadOptions {
   LibraryPatterns patterns = LibraryPatterns::from_env(nullptr);
   std::string here;     // this host's name (liveness is judged for its ledgers only)
   uint64_t now_ns = 0;  // the report's clock
+  size_t threads = 0;   // threads reading ledgers and exports; 0: one per CPU it may use, at most 8
 };
 
 // A directory (its *.ledger and *.json files, and the Flight Recorder dumps among its other
 // files), a ledger, an export, or a dump.
 void load_path(const std::string& path, Inputs& inputs, const LoadOptions& options);
+// Many paths, in order, the way load_path reads each; consecutive export files and consecutive
+// ledger files (what a shell's `exports/*.json` names) are read together as a directory's are,
+// on every thread.
+void load_paths(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
 // Many ledgers, in order.
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
-// In export_read.cpp.
+// In export_read.cpp; the second reads many exports, in order.
 void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
+void load_export_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 // A PyTorch Flight Recorder dump (flight_recorder/fr_load.cpp): one rank, its rank from the file
 // name. looks_like_pickle: the file starts as a pickle does (what it holds is read later).
 void load_flight_recorder_file(const std::string& path, Inputs& inputs, const LoadOptions& options);

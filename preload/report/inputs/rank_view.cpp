@@ -113,8 +113,8 @@ void keep_history(const ledger::Ledger& l, const ViewOptions& options, std::vect
 
 }  // namespace
 
-RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPatterns& patterns, const ViewOptions& options) {
-  RankView v;
+void prepare_rank_view(ledger::Ledger&& l, const ViewOptions& options, RankView& v,
+                       std::vector<ledger::CallsiteInfo>& callsites) {
   v.source = std::move(l.source);
   v.rank = rank_of(l);
   v.header = std::move(l.header);
@@ -130,11 +130,15 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
   v.history.assign(history);
   trim_records(l, options);
   v.records = std::move(l.records);
+  callsites = std::move(l.callsites);
+}
 
+void finish_rank_view(RankView& v, const std::vector<ledger::CallsiteInfo>& callsites, Inputs& inputs,
+                      const LibraryPatterns& patterns) {
   uint32_t max_id = 0;
-  for (const auto& site : l.callsites) max_id = std::max(max_id, site.id);
+  for (const auto& site : callsites) max_id = std::max(max_id, site.id);
   v.sites.resize(max_id);
-  for (const auto& site : l.callsites) {
+  for (const auto& site : callsites) {
     Chain chain;
     chain.barrier = (site.flags & ledger::kCallsiteBarrier) != 0;
     chain.frames.reserve(site.frames.size());
@@ -149,6 +153,13 @@ RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPattern
     }
     v.sites[site.id - 1] = {inputs.chains.intern(chain), site.hits};
   }
+}
+
+RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPatterns& patterns, const ViewOptions& options) {
+  RankView v;
+  std::vector<ledger::CallsiteInfo> callsites;
+  prepare_rank_view(std::move(l), options, v, callsites);
+  finish_rank_view(v, callsites, inputs, patterns);
   return v;
 }
 
