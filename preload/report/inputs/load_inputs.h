@@ -30,7 +30,8 @@ void load_path(const std::string& path, Inputs& inputs, const LoadOptions& optio
 // on every thread.
 void load_paths(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
-// Many ledgers, in order.
+// Many ledgers, in order, read on `options.threads` threads (read_in_parallel.h): the inputs come
+// out the same as from reading them one by one.
 void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, const LoadOptions& options);
 // In export_read.cpp; the second reads many exports, in order.
 void load_export_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
