@@ -250,6 +250,10 @@ void load_export_files(const std::vector<std::string>& paths, Inputs& inputs, co
   // An export holds a node's ranks (8 on a GPU node): fewer to a batch than ledgers.
   constexpr size_t kBatch = 64;
   std::vector<PreparedExport> slots(std::min(paths.size(), 2 * kBatch));
+  // Room for 8 ranks an export, so that the views are not moved each time the array grows
+  // (twice each on average; 0.1 s over 16384 exports): memory reserved and not used is never
+  // touched, so it costs no pages.
+  inputs.ranks.reserve(inputs.ranks.size() + 8 * paths.size());
   read_in_parallel(
       paths.size(), reading_threads(options.threads, paths.size(), 4), kBatch,
       [&](size_t, size_t i) { slots[i % slots.size()] = prepare_export(paths[i], options); },
