@@ -15,7 +15,6 @@
 #include <barrier>
 #include <cstddef>
 #include <exception>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -89,8 +88,9 @@ void read_in_parallel(size_t count, size_t threads, size_t batch, Prepare&& prep
   for (size_t w = 1; w < threads; ++w) {
     try {
       helpers.emplace_back(work, w);
-    } catch (const std::system_error&) {
-      // No thread to be had (a process or memory limit): the others do its share.
+    } catch (...) {
+      // No thread to be had (a process or memory limit: std::system_error, std::bad_alloc):
+      // the threads started do the share of those that could not be.
       for (size_t left = w; left < threads; ++left) sync.arrive_and_drop();
       break;
     }
