@@ -84,6 +84,15 @@ def main():
                "only a bad ledger: exit %d: %s" % (nothing.returncode, nothing.stderr))
         usage = run([args.hangshim, "report", "--rank", "x"])
         expect(usage.returncode == 2 and "--rank" in usage.stderr, "usage error: %d %s" % (usage.returncode, usage.stderr))
+        # Read on several threads, the bad files are the same lines in the same order, and the
+        # report the same (the good ledgers' views close the holes the bad ones leave).
+        threaded = run([args.hangshim, "report", "--threads", "4", ledgers])
+        expect((threaded.returncode, threaded.stdout, threaded.stderr) == (out.returncode, out.stdout, out.stderr),
+               "on 4 threads: exit %d\n%s\n%s" % (threaded.returncode, threaded.stderr, threaded.stdout[:2000]))
+        for bad_count in ("0", "x", "257"):
+            usage = run([args.hangshim, "report", "--threads", bad_count, ledgers])
+            expect(usage.returncode == 2 and len(usage.stderr.splitlines()) == 1 and "--threads" in usage.stderr,
+                   "--threads %s: exit %d: %s" % (bad_count, usage.returncode, usage.stderr))
 
     return run_checks("bad inputs", "hangshim-bad-", body, "one line per bad file, the verdict of the good ones")
 
