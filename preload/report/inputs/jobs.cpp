@@ -104,15 +104,16 @@ bool select_job(std::vector<RankView>& ranks, const JobSelection& selection, con
   chosen = JobSummary{};
   if (ranks.empty()) return true;
   Groups groups(ranks.size());
+  // try_emplace: emplace would make (and free) a node for every ledger of a key already met.
   std::map<std::string, size_t> by_key;
   std::map<uint64_t, size_t> by_comm;
   std::vector<std::string> keys(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
     keys[i] = job_key(ranks[i].header);
-    if (auto [it, fresh] = by_key.emplace(keys[i], i); !fresh) groups.join(i, it->second);
+    if (auto [it, fresh] = by_key.try_emplace(keys[i], i); !fresh) groups.join(i, it->second);
     for (const auto& c : ranks[i].comms) {
       if (c.key == 0) continue;
-      if (auto [it, fresh] = by_comm.emplace(c.key, i); !fresh) groups.join(i, it->second);
+      if (auto [it, fresh] = by_comm.try_emplace(c.key, i); !fresh) groups.join(i, it->second);
     }
   }
   std::map<size_t, std::vector<size_t>> members;
