@@ -41,7 +41,9 @@ Diagnosis diagnose_inputs(const ReportRequest& request, Inputs* keep_inputs) {
   load_paths(request.paths, inputs, load);
   settle_inputs(inputs, request.job, load.here);
   if (request.stacks) attach_live_stacks(inputs, request.locals);
-  Diagnosis d = diagnose(inputs, request.diagnose);
+  DiagnoseOptions options = request.diagnose;
+  options.threads = request.threads;
+  Diagnosis d = diagnose(inputs, options);
   if (request.stacks) sample_stragglers(inputs, request.diagnose.patterns, d);
   if (keep_inputs != nullptr) *keep_inputs = std::move(inputs);
   return d;

@@ -27,7 +27,7 @@ struct ReportRequest {
   bool stacks = true;              // read live stacks of the ranks running here
   bool locals = false;             // ... with each frame's variables (--html shows them)
   size_t history = 16;             // newest calls kept per ledger (see ViewOptions)
-  size_t threads = 0;              // threads reading ledgers and exports (0: one per CPU, at most 8)
+  size_t threads = 0;              // threads reading ledgers and exports and analysing them (0: one per CPU, at most 8)
   DiagnoseOptions diagnose;        // its `patterns` (library frames) serve loading and sampling too
   JobSelection job;                // --job / --pid: which job of the ledgers read
 };

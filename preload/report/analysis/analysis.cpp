@@ -8,6 +8,7 @@
 
 #include "report/analysis/captured_calls.h"
 #include "report/analysis/stragglers.h"
+#include "report/inputs/read_in_parallel.h"
 
 namespace hangshim::report {
 
@@ -36,6 +37,10 @@ Analysis::Analysis(const Inputs& inputs, const DiagnoseOptions& opts, std::vecto
   if (stragglers != nullptr) *stragglers = find_stragglers(*this);  // it reads the communicators and the views only
   place_ranks();
   find_captured_calls(*this, comms);
+}
+
+size_t Analysis::threads_for(size_t items, size_t per_thread) const {
+  return reading_threads(options.threads, items, per_thread);
 }
 
 void Analysis::group_comms() {

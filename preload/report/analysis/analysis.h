@@ -23,6 +23,9 @@ struct DiagnoseOptions {
   // A stall limit the caller decided (`hangshim watch --stall S` ended on it): a pending call
   // this old is no longer in flight, whatever limit its ledger would learn. 0: the ledgers'.
   uint64_t stall_limit_ns = 0;
+  // Threads for the analysis's long passes over ranks and members (0: one per CPU this process
+  // may use, at most 8, and only where there are thousands of ranks; the report is the same).
+  size_t threads = 0;
 };
 
 // "Your line" of a call, as interned ids (cheap to compare across ranks), with the chain of
@@ -113,6 +116,8 @@ class Analysis {
     kInRingOrder = 8,    // record indexes ascend (the reader's order; a damaged source may differ)
   };
   bool has_records(size_t view, RecordMark mark) const { return (record_marks_[view] & mark) != 0; }
+  // How many threads a pass over `items` (ranks, members) uses: one per `per_thread` at least.
+  size_t threads_for(size_t items, size_t per_thread) const;
   // The situation of a global rank, nullptr when no ledger has it.
   const RankSituation* situation_of(int rank) const;
   // The view of a global rank, SIZE_MAX when no ledger has it.
@@ -122,6 +127,7 @@ class Analysis {
   void group_comms();
   void name_comms();
   void place_ranks();
+  void place_rank(size_t view, uint64_t newest_heartbeat, size_t alive_ranks);  // situations[view]
   void trace_user_chains();
   std::vector<std::vector<int>> user_frames_;  // per ChainPool id
   std::vector<uint32_t> chain_paths_;          // per ChainPool id: SiteKey::path

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "ledger/format.h"
+#include "report/analysis/split_in_parallel.h"
 
 namespace hangshim::report {
 
@@ -120,47 +121,63 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     uint64_t seq;
     int64_t at;
   };
-  std::vector<Arrival> arrivals;
-  auto member_arrivals = [&](size_t m) {
+  auto member_arrivals = [&](size_t m, std::vector<Arrival>& arrivals) {
     member_collectives(view_of(m), member_id(m), arrivals, [&](const CallTiming& t) {
       constexpr uint64_t kCap = uint64_t{1} << 62;
       return Arrival{t.seq, one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns())};
     });
   };
-  member_arrivals(0);
   std::vector<uint64_t> seqs;
-  for (const Arrival& t : arrivals) seqs.push_back(t.seq);
+  {
+    std::vector<Arrival> first;
+    member_arrivals(0, first);
+    for (const Arrival& t : first) seqs.push_back(t.seq);
+  }
   if (seqs.size() < kMinCompared) return;
-  std::vector<char> everywhere(seqs.size(), 1);
-  size_t compared = seqs.size();
   // Every value kept is written below: the table is not zeroed first (a pass over it all).
   std::unique_ptr<int64_t[]> arrival(new int64_t[seqs.size() * n]);
-  // Members go in blocks: a block's arrivals are gathered member by member, then written to the
-  // table collective by collective, kBlock values in a row. Written one by one, each value
-  // lands n values (a page and more) from the last: a TLB miss each, most of the time here.
+  // The members are split among the threads (each its own columns of the table, and its own
+  // note of the collectives its members lack, joined after). Within a part, members go in
+  // blocks: a block's arrivals are gathered member by member, then written to the table
+  // collective by collective, kBlock values in a row. Written one by one, each value lands n
+  // values (a page and more) from the last: a TLB miss each, most of the time here.
   constexpr size_t kBlock = 64;
-  std::vector<int64_t> block(seqs.size() * kBlock);
-  for (size_t m0 = 0; m0 < n; m0 += kBlock) {
-    size_t width = std::min(kBlock, n - m0);
-    for (size_t b = 0; b < width; ++b) {
-      if (m0 + b > 0) member_arrivals(m0 + b);
-      size_t j = 0;
-      for (size_t k = 0; k < seqs.size(); ++k) {
-        if (!everywhere[k]) continue;
-        while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
-        if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
-          everywhere[k] = 0;
-          if (--compared < kMinCompared) return;
-          continue;
+  size_t parts = a.threads_for(n, 8192);
+  std::vector<std::vector<char>> found(parts);  // per part: the collectives all its members have
+  split_in_parallel(n, parts, [&](size_t part, size_t begin, size_t end) {
+    std::vector<char>& everywhere = found[part];
+    everywhere.assign(seqs.size(), 1);
+    size_t compared = seqs.size();
+    std::vector<Arrival> arrivals;
+    std::vector<int64_t> block(seqs.size() * kBlock);
+    for (size_t m0 = begin; m0 < end; m0 += kBlock) {
+      size_t width = std::min(kBlock, end - m0);
+      for (size_t b = 0; b < width; ++b) {
+        member_arrivals(m0 + b, arrivals);
+        size_t j = 0;
+        for (size_t k = 0; k < seqs.size(); ++k) {
+          if (!everywhere[k]) continue;
+          while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
+          if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
+            everywhere[k] = 0;
+            if (--compared < kMinCompared) return;  // too few left to compare: nothing to find
+            continue;
+          }
+          block[k * kBlock + b] = arrivals[j].at;
         }
-        block[k * kBlock + b] = arrivals[j].at;
+      }
+      for (size_t k = 0; k < seqs.size(); ++k) {
+        if (everywhere[k]) std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width,
+                                       &arrival[k * n + m0]);
       }
     }
-    for (size_t k = 0; k < seqs.size(); ++k) {
-      if (everywhere[k]) std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width,
-                                     &arrival[k * n + m0]);
-    }
+  });
+  std::vector<char> everywhere(seqs.size(), 1);
+  for (const auto& part : found) {
+    for (size_t k = 0; k < seqs.size(); ++k) everywhere[k] = everywhere[k] && part[k];
   }
+  size_t compared = static_cast<size_t>(std::count(everywhere.begin(), everywhere.end(), 1));
+  if (compared < kMinCompared) return;
   if (compared < seqs.size()) {  // drop the rows of the collectives some member lacks
     size_t kept = 0;
     for (size_t k = 0; k < seqs.size(); ++k) {
@@ -171,20 +188,22 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     seqs.resize(kept);
   }
 
-  // Per collective: the median member's arrival and who was last (the first of equals).
+  // Per collective: the median member's arrival and who was last (the first of equals); the
+  // collectives split among the threads.
   std::vector<int64_t> median_at(compared);
   std::vector<size_t> last_of(compared);
+  split_in_parallel(compared, a.threads_for(n, 8192), [&](size_t, size_t begin, size_t end) {
+    std::vector<int64_t> sorted(n);
+    for (size_t k = begin; k < end; ++k) {
+      const int64_t* row = &arrival[k * n];
+      std::copy(row, row + n, sorted.begin());
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
+      median_at[k] = sorted[n / 2];
+      last_of[k] = static_cast<size_t>(std::max_element(row, row + n) - row);
+    }
+  });
   std::vector<size_t> last_count(n, 0);
-  std::vector<int64_t> sorted(n);
-  for (size_t k = 0; k < compared; ++k) {
-    const int64_t* row = &arrival[k * n];
-    std::copy(row, row + n, sorted.begin());
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
-    median_at[k] = sorted[n / 2];
-    size_t last = static_cast<size_t>(std::max_element(row, row + n) - row);
-    last_of[k] = last;
-    ++last_count[last];
-  }
+  for (size_t k = 0; k < compared; ++k) ++last_count[last_of[k]];
   // A member's lateness (later than the median member, in ns) at each collective.
   auto late_of = [&](size_t m) {
     std::vector<int64_t> late(compared);

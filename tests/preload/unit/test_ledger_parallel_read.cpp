@@ -105,7 +105,9 @@ std::string report_of(const std::vector<std::string>& paths, size_t threads) {
   load_paths(paths, inputs, load);
   settle_inputs(inputs);
   CHECK(inputs.errors.empty());
-  Diagnosis d = diagnose(inputs, {});
+  DiagnoseOptions options;
+  options.threads = threads;  // the analysis's passes split the same way
+  Diagnosis d = diagnose(inputs, options);
   return render_report_text(d, {}) + render_report_json(d);
 }
 

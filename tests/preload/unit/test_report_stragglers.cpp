@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "report/wording/render.h"
 #include "report/wording/straggler_words.h"
 #include "report_test_util.h"
 
@@ -141,5 +142,36 @@ TEST_CASE("report stragglers: a rank seconds late is named with its lateness, by
     CHECK(d.stragglers[0].last == 40);
     CHECK(d.stragglers[0].median_late_ns >= 2990 * kMs);
     CHECK(d.stragglers[0].median_late_ns <= 3005 * kMs);
+  }
+}
+
+TEST_CASE("report stragglers: the same findings on one thread and on several") {
+  // Members split among threads (stragglers.cpp): each part notes the collectives its members
+  // lack, joined afterwards, and the medians are split by collective. The rank that lacks the
+  // newest calls is in the last part on 2, 3 or 4 threads: a note left out of the join shows.
+  Job job(37);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> jitter(0, 5);
+  timed_steps(job, 60, [&](int r, int) { return jitter(rng) + (r == 29 ? 40.0 : 0.0); }, no_offset);
+  job[33].calls.resize(job[33].calls.size() - 5);  // its newest 5 collectives never came: not compared
+  Diagnosis one = job.diagnose();
+  REQUIRE(one.stragglers.size() == 1);
+  CHECK(one.stragglers[0].rank == 29);
+  CHECK(one.stragglers[0].compared == 55);
+  for (size_t threads : {2, 3, 4}) {
+    CAPTURE(threads);
+    DiagnoseOptions options;
+    options.threads = threads;
+    Diagnosis many = job.diagnose(options);
+    REQUIRE(many.stragglers.size() == 1);
+    const Straggler& a = one.stragglers[0];
+    const Straggler& b = many.stragglers[0];
+    CHECK(b.rank == a.rank);
+    CHECK(b.compared == a.compared);
+    CHECK(b.last == a.last);
+    CHECK(b.since_seq == a.since_seq);
+    CHECK(b.median_late_ns == a.median_late_ns);
+    CHECK(b.p95_late_ns == a.p95_late_ns);
+    CHECK(render_report_text(many, {}) == render_report_text(one, {}));
   }
 }
