@@ -41,6 +41,11 @@ void load_export_files(const std::vector<std::string>& paths, Inputs& inputs, co
 void load_flight_recorder_file(const std::string& path, Inputs& inputs, const LoadOptions& options);
 bool looks_like_pickle(const std::string& path);
 
+// The order a directory's files are read in: names as people count them (runs of digits by
+// value: hangshim-r9-... before hangshim-r10-..., node9.json before node10.json), which is the
+// order of their ranks, the order the report keeps.
+bool natural_less(const std::string& a, const std::string& b);
+
 // After everything is loaded: the selected job's ledgers only (jobs.h; the others are listed in
 // other_jobs), one ledger per rank (the newest, when a directory still holds an earlier run's),
 // ledgers without a rank set aside; each with a warning. A selection that matches no job is an

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "ledger/format.h"
@@ -353,4 +354,49 @@ TEST_CASE("report inputs: packed timings read back exactly (whole, or picked by 
   std::vector<CallTiming> many_kinds;
   for (uint32_t k = 0; k < 300; ++k) many_kinds.push_back({k + 1, uint64_t{k} * 10, k, 1, k + 1, 2, 0});
   check_history_round_trip(many_kinds);
+}
+
+TEST_CASE("report inputs: a directory's files are read in the order people count them") {
+  CHECK(natural_less("hangshim-r99999-n-1.ledger", "hangshim-r100000-n-1.ledger"));
+  CHECK_FALSE(natural_less("hangshim-r100000-n-1.ledger", "hangshim-r99999-n-1.ledger"));
+  CHECK(natural_less("node9.json", "node10.json"));
+  CHECK(natural_less("hangshim-r00007-a-9.ledger", "hangshim-r00007-a-10.ledger"));
+  CHECK(natural_less("hangshim-r00007-a-10.ledger", "hangshim-r00008-a-1.ledger"));
+  CHECK(natural_less("7", "007"));  // equal values: fewer digits first
+  CHECK(natural_less("a", "ab"));
+  CHECK_FALSE(natural_less("x1", "x1"));
+  // A strict weak order over names of letters, digits and dashes (std::sort needs one): never
+  // less than itself, never both ways, and transitive, including its equivalence.
+  std::mt19937 rng(11);
+  const std::string alphabet = "0019a-";
+  auto name = [&] {
+    std::string s(rng() % 6, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    return s;
+  };
+  std::vector<std::string> names(200);
+  for (auto& n : names) n = name();
+  for (const auto& a : names) {
+    CHECK_FALSE(natural_less(a, a));
+    for (const auto& b : names) {
+      bool ab = natural_less(a, b), ba = natural_less(b, a);
+      CHECK_FALSE((ab && ba));
+      for (size_t k = 0; k < 8; ++k) {
+        const std::string& c = names[rng() % names.size()];
+        if (ab && natural_less(b, c)) CHECK(natural_less(a, c));
+        if (!ab && !ba && !natural_less(b, c) && !natural_less(c, b)) CHECK((!natural_less(a, c) && !natural_less(c, a)));
+      }
+    }
+  }
+  // The ledgers of ranks 99996..100007 as a directory lists them: in rank order once sorted
+  // (byte by byte, hangshim-r100000-... would come first).
+  Job job(12);
+  for (int r = 0; r < 12; ++r) job[r].rank = 99996 + r;
+  job.write();
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(job.dir.path())) files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end(), natural_less);
+  std::vector<int> ranks;
+  for (const auto& f : files) ranks.push_back(std::stoi(f.substr(std::string("hangshim-r").size())));
+  CHECK(std::is_sorted(ranks.begin(), ranks.end()));
 }
