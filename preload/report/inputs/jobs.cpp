@@ -1,6 +1,7 @@
 #include "report/inputs/jobs.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -67,6 +68,34 @@ bool matches(const JobSummary& job, const std::vector<size_t>& members, const st
   return true;
 }
 
+// For each ledger, the first ledger whose key is the same string as its own. A job whose ranks
+// carry no job id (no SLURM, torchrun or `hangshim run`) has a key per process: a map of 131072
+// such keys (long, alike for their first 25 bytes) cost a tenth of a second. So the keys are
+// sorted by hash instead, and only keys of equal hashes are compared.
+std::vector<size_t> same_keys(const std::vector<std::string>& keys) {
+  std::vector<std::pair<size_t, size_t>> hashed(keys.size());  // (hash, ledger), sorted
+  for (size_t i = 0; i < keys.size(); ++i) hashed[i] = {std::hash<std::string>{}(keys[i]), i};
+  std::sort(hashed.begin(), hashed.end());
+  std::vector<size_t> first(keys.size());
+  std::vector<size_t> distinct;  // the different keys of one hash: one, but for a collision
+  for (size_t a = 0; a < hashed.size();) {
+    size_t b = a;
+    distinct.clear();
+    for (; b < hashed.size() && hashed[b].first == hashed[a].first; ++b) {
+      size_t i = hashed[b].second;  // in order of ledgers within a hash: the first is the smallest
+      auto same = std::find_if(distinct.begin(), distinct.end(), [&](size_t j) { return keys[j] == keys[i]; });
+      if (same == distinct.end()) {
+        distinct.push_back(i);
+        first[i] = i;
+      } else {
+        first[i] = *same;
+      }
+    }
+    a = b;
+  }
+  return first;
+}
+
 }  // namespace
 
 std::string job_key(const ledger::LedgerHeader& h) {
@@ -104,13 +133,13 @@ bool select_job(std::vector<RankView>& ranks, const JobSelection& selection, con
   chosen = JobSummary{};
   if (ranks.empty()) return true;
   Groups groups(ranks.size());
-  // try_emplace: emplace would make (and free) a node for every ledger of a key already met.
-  std::map<std::string, size_t> by_key;
-  std::map<uint64_t, size_t> by_comm;
   std::vector<std::string> keys(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) keys[i] = job_key(ranks[i].header);
+  std::vector<size_t> key_of = same_keys(keys);
+  // try_emplace: emplace would make (and free) a node for every ledger of a key already met.
+  std::map<uint64_t, size_t> by_comm;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    keys[i] = job_key(ranks[i].header);
-    if (auto [it, fresh] = by_key.try_emplace(keys[i], i); !fresh) groups.join(i, it->second);
+    if (key_of[i] != i) groups.join(i, key_of[i]);
     for (const auto& c : ranks[i].comms) {
       if (c.key == 0) continue;
       if (auto [it, fresh] = by_comm.try_emplace(c.key, i); !fresh) groups.join(i, it->second);
@@ -123,12 +152,18 @@ bool select_job(std::vector<RankView>& ranks, const JobSelection& selection, con
     std::vector<size_t> members;
   };
   std::vector<Job> jobs;
+  std::vector<size_t> votes(ranks.size(), 0);  // per key (its first ledger), for the job being named
   for (auto& [root, list] : members) {
-    // The job's name: the key most of its ledgers carry (the others joined by a communicator).
-    std::map<std::string, size_t> votes;
-    for (size_t i : list) ++votes[keys[i]];
-    auto best = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; });
-    jobs.push_back({summarize(ranks, list, best->first), list});
+    // The job's name: the key most of its ledgers carry (the others joined by a communicator),
+    // the first in byte order of those carried equally often.
+    for (size_t i : list) ++votes[key_of[i]];
+    size_t best = key_of[list.front()];
+    for (size_t i : list) {
+      size_t k = key_of[i];
+      if (votes[k] > votes[best] || (votes[k] == votes[best] && keys[k] < keys[best])) best = k;
+    }
+    jobs.push_back({summarize(ranks, list, keys[best]), list});
+    for (size_t i : list) votes[key_of[i]] = 0;
   }
   // Newest first: the order the other jobs are listed in, and the default's tie-break.
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.summary.started_ns > b.summary.started_ns; });
