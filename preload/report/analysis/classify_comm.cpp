@@ -5,6 +5,7 @@
 
 #include "report/analysis/classify.h"
 #include "report/analysis/rank_ranges.h"
+#include "report/analysis/split_in_parallel.h"
 
 namespace hangshim::report {
 
@@ -104,14 +105,12 @@ std::optional<Finding> classify_comm(const Analysis& a, int comm) {
   at.comm = comm;
   at.seq = min_completed + 1;
   if (at.seq > max_issued) return std::nullopt;  // every member completed all it issued
-  for (const auto& m : g.members) {
-    if (m.info->coll_issued >= at.seq) {
-      at.issued.push_back(m.view);
-      at.records.push_back(a.collective_at(m.view, comm, at.seq));
-    } else {
-      at.missing.push_back(m.view);
-    }
-  }
+  for (const auto& m : g.members) (m.info->coll_issued >= at.seq ? at.issued : at.missing).push_back(m.view);
+  // Each member's record of #k, found in its own records: split among the threads.
+  at.records.resize(at.issued.size());
+  split_in_parallel(at.issued.size(), a.threads_for(at.issued.size(), 8192), [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) at.records[i] = a.collective_at(at.issued[i], comm, at.seq);
+  });
   // ncclCommRevoke cancelled #k on every member that issued it: nobody waits in it, whoever
   // did not issue it.
   bool someone_waits = false;

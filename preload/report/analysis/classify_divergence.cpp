@@ -35,6 +35,7 @@ struct Side {
   SiteKey line;
   std::vector<size_t> views;
   const ledger::CallRecord* record = nullptr;  // one member's record of #k
+  const ledger::CallRecord* last = nullptr;    // the last member's: its op names the side
   uint64_t min_iteration = UINT64_MAX;
   uint64_t max_iteration = 0;
   bool barrier = true;  // every record here is a barrier
@@ -107,11 +108,14 @@ static std::optional<Finding> divergence(const Analysis& a, const AtSeq& at, boo
     side.min_iteration = std::min(side.min_iteration, iteration);
     side.max_iteration = std::max(side.max_iteration, iteration);
     side.barrier = side.barrier && (r->flags & ledger::kRecordBarrier) != 0;
-    side.op = ledger::display_op(*r);
+    side.last = r;
   }
   if (by_line.size() < 2) return std::nullopt;
   std::vector<Side> sides;
-  for (auto& [key, side] : by_line) sides.push_back(std::move(side));
+  for (auto& [key, side] : by_line) {
+    side.op = ledger::display_op(*side.last);  // once a side, not a string per member
+    sides.push_back(std::move(side));
+  }
 
   Finding f;
   f.comm = at.comm;
