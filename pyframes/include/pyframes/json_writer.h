@@ -40,6 +40,12 @@ class JsonWriter {
     return value(v);
   }
 
+  // Elements of the array this writer has open, written apart (on another thread) by a writer
+  // from elements_of(*this), then added in their place with append_elements: the document comes
+  // out byte for byte as if this writer had written them itself.
+  JsonWriter elements_of() const;
+  JsonWriter& append_elements(JsonWriter&& elements);
+
   // The document so far; complete once every begin_* has its end_*.
   const std::string& str() const { return out_; }
   // Room for a document of about `bytes`: one allocation instead of a growing string's copies

@@ -82,6 +82,25 @@ JsonWriter& JsonWriter::key(std::string_view name) {
   return *this;
 }
 
+JsonWriter JsonWriter::elements_of() const {
+  assert(!stack_.empty() && !stack_.back().is_object && !after_key_ && "elements belong in an open array");
+  JsonWriter part(pretty_);
+  part.stack_ = stack_;  // the same depth, so the same indentation
+  part.stack_.back().empty = true;
+  return part;
+}
+
+JsonWriter& JsonWriter::append_elements(JsonWriter&& elements) {
+  assert(!stack_.empty() && !stack_.back().is_object && !after_key_ && "elements belong in an open array");
+  assert(elements.stack_.size() == stack_.size() && "the elements' writer has every element closed");
+  if (elements.stack_.empty() || elements.stack_.back().empty) return *this;  // none written
+  Level& level = stack_.back();
+  if (!level.empty) out_ += ',';
+  level.empty = false;
+  out_ += elements.out_;
+  return *this;
+}
+
 JsonWriter& JsonWriter::begin_object() {
   before_value();
   out_ += '{';

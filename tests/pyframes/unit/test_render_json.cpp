@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include <string>
 
 #include "mini_json.h"
@@ -82,6 +84,41 @@ TEST_CASE("JsonWriter: compact and pretty output describe the same tree") {
     CHECK_FALSE(doc["flags"][1].boolean());
     CHECK(doc["nested"][0]["k"].str() == "v");
     CHECK((json.str().find('\n') != std::string::npos) == pretty);
+  }
+}
+
+TEST_CASE("JsonWriter: elements written apart and appended give the same document") {
+  // Ten objects in an array inside an object, written in one go, and written as parts of any
+  // sizes (empty ones too) by writers from elements_of(), appended in order.
+  auto element = [](JsonWriter& j, int i) {
+    j.begin_object().field("i", i).key("list").begin_array();
+    for (int k = 0; k < i % 3; ++k) j.value(k);
+    j.end_array().end_object();
+  };
+  for (bool pretty : {false, true}) {
+    JsonWriter whole(pretty);
+    whole.begin_object().key("items").begin_array();
+    for (int i = 0; i < 10; ++i) element(whole, i);
+    whole.end_array().field("after", true).end_object();
+    for (std::vector<int> cuts : {std::vector<int>{0, 10}, {0, 0, 3, 3, 10}, {0, 1, 2, 9, 10, 10}}) {
+      CAPTURE(pretty);
+      JsonWriter parted(pretty);
+      parted.begin_object().key("items").begin_array();
+      for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+        JsonWriter part = parted.elements_of();
+        for (int i = cuts[c]; i < cuts[c + 1]; ++i) element(part, i);
+        parted.append_elements(std::move(part));
+      }
+      parted.end_array().field("after", true).end_object();
+      CHECK(parted.str() == whole.str());
+    }
+    // Nothing appended: an empty array, as written directly.
+    JsonWriter none(pretty), direct(pretty);
+    none.begin_array();
+    none.append_elements(none.elements_of());
+    none.end_array();
+    direct.begin_array().end_array();
+    CHECK(none.str() == direct.str());
   }
 }
 
