@@ -73,6 +73,7 @@ Diagnosis diagnose(const Inputs& inputs, const DiagnoseOptions& options) {
   Analysis a(inputs, options, &d.stragglers);
   d.now_ns = inputs.now_ns;
   d.ledgers = inputs.ranks.size();
+  d.threads = options.threads;
   d.job = inputs.job;
   d.other_jobs = inputs.other_jobs;
   d.errors = inputs.errors;

@@ -267,6 +267,7 @@ struct Diagnosis {
   std::vector<InputError> damaged;          // files used, with damaged entries skipped
   std::vector<std::string> warnings;
   size_t ledgers = 0;
+  size_t threads = 0;                       // threads the report may use (--threads; 0: one per CPU)
   uint64_t now_ns = 0;
   std::vector<ShimProcess> shim_processes;  // no data: processes here with the shim loaded (the CLI fills it)
   JobSummary job;                      // the job diagnosed

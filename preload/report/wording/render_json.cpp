@@ -1,6 +1,10 @@
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "pyframes/json_writer.h"
+#include "report/analysis/split_in_parallel.h"
+#include "report/inputs/read_in_parallel.h"
 #include "report/wording/aborted_words.h"
 #include "report/wording/phrases.h"
 #include "report/wording/render.h"
@@ -159,6 +163,17 @@ void write_process(JsonWriter& j, const pyframes::Process& p) {
   j.end_array().end_object();
 }
 
+void write_rank(JsonWriter& j, const Diagnosis& d, const RankSituation& s) {
+  j.begin_object().field("rank", s.rank).field("state", rank_state_name(s.state));
+  j.field("pid", s.pid).field("host", s.host).field("liveness", liveness_name(s.liveness));
+  write_call(j, d, "current", s.current);
+  write_call(j, d, "last", s.last);
+  write_site(j, "now_at", s.now_at);
+  j.field("waiting_ns", s.waiting_ns).field("heartbeat_age_ns", s.heartbeat_age_ns).field("why_dead", s.why_dead);
+  j.field("text", situation_text(d, s));
+  j.end_object();
+}
+
 }  // namespace
 
 std::string render_report_json(const Diagnosis& d) {
@@ -255,18 +270,19 @@ std::string render_report_json(const Diagnosis& d) {
   }
   j.end_array();
 
+  // Every rank, with its sentence: 131072 of them are most of a 170 MiB document, so they are
+  // written in parts on the threads the report may use, appended in order (the same bytes).
   j.key("ranks").begin_array();
-  for (const auto& s : d.situations) {
-    if (!s.shown) continue;
-    j.begin_object().field("rank", s.rank).field("state", rank_state_name(s.state));
-    j.field("pid", s.pid).field("host", s.host).field("liveness", liveness_name(s.liveness));
-    write_call(j, d, "current", s.current);
-    write_call(j, d, "last", s.last);
-    write_site(j, "now_at", s.now_at);
-    j.field("waiting_ns", s.waiting_ns).field("heartbeat_age_ns", s.heartbeat_age_ns).field("why_dead", s.why_dead);
-    j.field("text", situation_text(d, s));
-    j.end_object();
-  }
+  const size_t ranks = d.situations.size();
+  std::vector<JsonWriter> parts;
+  for (size_t p = 0, n = reading_threads(d.threads, ranks, 4096); p < n; ++p) parts.push_back(j.elements_of());
+  split_in_parallel(ranks, parts.size(), [&](size_t part, size_t begin, size_t end) {
+    parts[part].reserve((end - begin) * 1536);
+    for (size_t i = begin; i < end; ++i) {
+      if (d.situations[i].shown) write_rank(parts[part], d, d.situations[i]);
+    }
+  });
+  for (auto& part : parts) j.append_elements(std::move(part));
   j.end_array();
 
   write_rank_groups(j, "groups", d.groups,
