@@ -51,8 +51,8 @@ constexpr const char* kUsage =
     "  --history N            newest calls kept per ledger, besides pending ones and the newest of each\n"
     "                         call-site (default 16)\n"
     "  --exit-status          exit 3 when a problem is found (default: 0 whenever a report is printed)\n"
-    "  --threads N            threads reading the ledgers and exports (default: one per CPU this process\n"
-    "                         may use, at most 8); the report is the same with any number\n"
+    "  --threads N            threads reading and analysing the ledgers and exports (default: one per CPU\n"
+    "                         this process may use, at most 8); the report is the same with any number\n"
     "\n"
     "Exit status: 0 report printed; 1 nothing could be read, or the --html FILE could not be written;\n"
     "2 usage; 3 (--exit-status) a problem was found.\n";
