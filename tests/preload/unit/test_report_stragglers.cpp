@@ -174,4 +174,16 @@ TEST_CASE("report stragglers: the same findings on one thread and on several") {
     CHECK(b.p95_late_ns == a.p95_late_ns);
     CHECK(render_report_text(many, {}) == render_report_text(one, {}));
   }
+  // More threads asked for than there are members: as many parts as members.
+  Job small(3);
+  timed_steps(small, 40, [&](int r, int) { return jitter(rng) + (r == 1 ? 30.0 : 0.0); }, no_offset);
+  Diagnosis alone = small.diagnose();
+  DiagnoseOptions eight;
+  eight.threads = 8;
+  Diagnosis spread = small.diagnose(eight);
+  REQUIRE(alone.stragglers.size() == 1);
+  REQUIRE(spread.stragglers.size() == 1);
+  CHECK(spread.stragglers[0].rank == alone.stragglers[0].rank);
+  CHECK(spread.stragglers[0].median_late_ns == alone.stragglers[0].median_late_ns);
+  CHECK(render_report_text(spread, {}) == render_report_text(alone, {}));
 }
