@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <string_view>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>

@@ -26,7 +26,6 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-
 std::string error_text(const pyframes::Error& e) {
   return e.hint.empty() ? e.message : fmt::format("{} ({})", e.message, e.hint);
 }
@@ -144,8 +143,9 @@ bool natural_less(const std::string& a, const std::string& b) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   // The names of one directory share most of their bytes: skip what they share (a fast compare),
   // back to the start of the run of digits the first difference may be in.
-  size_t same = static_cast<size_t>(std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(std::min(a.size(), b.size())),
-                                                  b.begin()).first - a.begin());
+  size_t shorter = std::min(a.size(), b.size());
+  size_t same = 0;
+  while (same < shorter && a[same] == b[same]) ++same;
   while (same > 0 && digit(a[same - 1])) --same;
   size_t i = same, j = same;
   while (i < a.size() && j < b.size()) {
