@@ -16,13 +16,19 @@
 
 namespace hangshim::report {
 
-// Calls body(part, begin, end) for `parts` contiguous parts of [0, count) at once, part 0 on
-// the calling thread, and returns when all have returned. A part whose thread cannot be started
-// (a process or memory limit) runs on the calling thread after its own. The first exception a
-// part throws is thrown here once every part has stopped.
+// How many parts split_in_parallel makes of `count` items when asked for `parts`: at least one,
+// at most one an item. State kept per part is sized by it.
+inline size_t split_parts(size_t count, size_t parts) {
+  return std::clamp<size_t>(parts, 1, std::max<size_t>(count, 1));
+}
+
+// Calls body(part, begin, end) for split_parts(count, parts) contiguous parts of [0, count) at
+// once, part 0 on the calling thread, and returns when all have returned. A part whose thread
+// cannot be started (a process or memory limit) runs on the calling thread after its own. The
+// first exception a part throws is thrown here once every part has stopped.
 template <typename Body>
 void split_in_parallel(size_t count, size_t parts, Body&& body) {
-  parts = std::clamp<size_t>(parts, 1, std::max<size_t>(count, 1));
+  parts = split_parts(count, parts);
   if (parts == 1) {
     body(size_t{0}, size_t{0}, count);
     return;

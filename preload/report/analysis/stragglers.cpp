@@ -142,7 +142,7 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   // collective by collective, kBlock values in a row. Written one by one, each value lands n
   // values (a page and more) from the last: a TLB miss each, most of the time here.
   constexpr size_t kBlock = 64;
-  size_t parts = std::min(a.threads_for(n, 8192), n);  // as many as split_in_parallel makes
+  size_t parts = split_parts(n, a.threads_for(n, 8192));
   std::vector<std::vector<char>> found(parts);  // per part: the collectives all its members have
   split_in_parallel(n, parts, [&](size_t part, size_t begin, size_t end) {
     std::vector<char>& everywhere = found[part];

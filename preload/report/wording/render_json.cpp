@@ -275,7 +275,9 @@ std::string render_report_json(const Diagnosis& d) {
   j.key("ranks").begin_array();
   const size_t ranks = d.situations.size();
   std::vector<JsonWriter> parts;
-  for (size_t p = 0, n = reading_threads(d.threads, ranks, 4096); p < n; ++p) parts.push_back(j.elements_of());
+  for (size_t p = 0, n = split_parts(ranks, reading_threads(d.threads, ranks, 4096)); p < n; ++p) {
+    parts.push_back(j.elements_of());
+  }
   split_in_parallel(ranks, parts.size(), [&](size_t part, size_t begin, size_t end) {
     parts[part].reserve((end - begin) * 1536);
     for (size_t i = begin; i < end; ++i) {
