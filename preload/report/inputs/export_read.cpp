@@ -83,8 +83,6 @@ pyframes::Result<ExportText> read_text(const std::string& path) {
                                 "pass the .json file `hangshim export` wrote");
   }
   constexpr size_t kReusedBytes = 16u << 20;
-  thread_local std::unique_ptr<char[]> reused;
-  thread_local size_t reused_size = 0;
   size_t size = static_cast<size_t>(st.st_size);
   ExportText text;
   char* into = nullptr;
@@ -92,11 +90,9 @@ pyframes::Result<ExportText> read_text(const std::string& path) {
     text.owned.reset(new char[size]);
     into = text.owned.get();
   } else {
-    if (reused_size < size || reused == nullptr) {
-      reused.reset(new char[std::max<size_t>(size, 1)]);
-      reused_size = std::max<size_t>(size, 1);
-    }
-    into = reused.get();
+    thread_local std::vector<char> reused;  // grown, never shrunk: zeroed once, as it grows
+    if (reused.size() < size) reused.resize(size);
+    into = reused.data();
   }
   text.bytes = std::string_view(into, read_fully(fd, into, size));
   ::close(fd);
