@@ -21,6 +21,8 @@ using pyframes::make_error;
 namespace {
 
 constexpr int kEntryRetries = 4;       // per unstable ring entry, after its chunk
+// The most pass 1 reads on the last ledger's word (SnapshotScratch::first_read).
+constexpr uint64_t kMaxFirstRead = 4u << 20;
 
 // Orders the loads the kernel made for one pread before those of the next (a no-op on x86,
 // a load barrier on AArch64). ThreadSanitizer does not model fences (GCC warns under
@@ -181,6 +183,8 @@ class Copier {
 // kMaxMergedGap bytes (the bytes between them, unused entries, are copied too and never looked
 // at): a syscall costs as much as copying a few pages, and a report makes these calls for
 // every ledger. Each merged run is read by `read(offset, length)`.
+constexpr uint64_t kMaxMergedGap = 16 * 1024;
+
 template <typename Read>
 class CopyRuns {
  public:
@@ -204,7 +208,6 @@ class CopyRuns {
   }
 
  private:
-  static constexpr uint64_t kMaxMergedGap = 16 * 1024;
   Read read_;
   uint64_t offset_ = 0;
   uint64_t length_ = 0;
@@ -216,6 +219,20 @@ struct Range {
   uint64_t length;
   bool operator<(const Range& other) const { return offset < other.offset; }
 };
+
+// How much of a file like this one pass 1 should read: the header and the ranges of pass 2
+// (sorted) that CopyRuns would have read with it as one run, had the header been one of them.
+// Ledgers of the default geometry have hundreds of KiB of unused communicator entries between
+// the header and the ring: there, only the header and the entries in use.
+uint64_t prefix_read_as_one(const Range (&early_ranges)[3]) {
+  uint64_t end = sizeof(Header);
+  for (const Range& r : early_ranges) {
+    if (r.length == 0) continue;
+    if (r.offset > end && r.offset - end > kMaxMergedGap) break;
+    end = std::max(end, r.offset + r.length);
+  }
+  return std::min(end, kMaxFirstRead);
+}
 
 }  // namespace
 
@@ -246,8 +263,13 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
     PYFRAMES_CHECK(copier.copy_in_place(0, size));  // too short for a ledger: the parser says so
     return {};
   }
-  // Pass 1: the header as published so far.
-  PYFRAMES_CHECK(copier.copy(&first, sizeof first, 0));
+  // Pass 1: the header as published so far, and with it, in the same read, as much of what
+  // follows as the last ledger this scratch served needed for pass 2 (SnapshotScratch::
+  // first_read): over a directory of ledgers of one geometry, passes 1 and 2 are one read.
+  uint64_t first_read = std::clamp<uint64_t>(scratch.first_read, sizeof(Header), std::min(size, kMaxFirstRead));
+  if (scratch.early.size() < first_read) scratch.early.resize(first_read);
+  PYFRAMES_CHECK(copier.copy(scratch.early.data(), first_read, 0));
+  std::memcpy(&first, scratch.early.data(), sizeof first);
   Plan plan;
   if (!make_plan(first, size, plan)) {
     // Not a ledger we can take apart (or not published yet): the parser judges the copy, with
@@ -256,27 +278,41 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
     std::memcpy(out.data(), first.magic, sizeof first.magic);
     return {};
   }
-  loads_in_order();
   // The ring slots of the newest min(head, capacity) records: slots 0.. (one run either way).
   uint64_t records = std::min(plan.ring_head, plan.ring_capacity);
   uint64_t ring_bytes = records * sizeof(RingEntry);
   // Pass 2: the state words of the entries the counts cover, and the stamps of those ring
   // slots before their contents are copied (each read with its whole entry, in as few reads as
-  // their places allow; only the states and stamps are looked at).
+  // their places allow; only the states and stamps are looked at). What pass 1 already read
+  // is not read again. That pass 1 read them together with the counts, rather than after
+  // them, changes nothing the parser sees: an entry whose state was read before the count that
+  // covers it is either published (then complete: its writer published it last) or still
+  // empty (skipped, as claimed but unpublished); a ring slot whose stamp was read before the
+  // head covered its record holds the stamp of its previous record, which differs from the one
+  // pass 3 finds once the new record's writer took the slot (check_ring copies the entry again
+  // alone), or equals it while no writer touched the slot yet, and then the contents are the
+  // previous record's, with its index, which the parser skips as claimed but not yet written.
+  // The order that matters is kept: every copy of passes 1 and 2 comes before pass 3's
+  // (loads_in_order).
   Range early_ranges[] = {{plan.comm_offset, plan.comm_count * sizeof(CommEntry)},
                           {plan.ring_offset, ring_bytes},
                           {plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size}};
   std::sort(std::begin(early_ranges), std::end(early_ranges));
-  uint64_t early_begin = early_ranges[0].offset;
-  uint64_t early_end = early_begin;
+  uint64_t early_end = first_read;
   for (const Range& r : early_ranges) early_end = std::max(early_end, r.offset + r.length);
-  // make_plan put every section inside the file: early_end - early_begin <= size.
-  if (scratch.early.size() < early_end - early_begin) scratch.early.resize(early_end - early_begin);
+  // make_plan put every section inside the file: early_end <= size. The buffer is indexed by
+  // file offset, the header at its start.
+  if (scratch.early.size() < early_end) scratch.early.resize(early_end);
   unsigned char* early = scratch.early.data();
-  CopyRuns early_runs([&](uint64_t offset, uint64_t length) { return copier.copy(early + (offset - early_begin), length, offset); });
-  for (const Range& r : early_ranges) PYFRAMES_CHECK(early_runs.add(r.offset, r.length));
+  CopyRuns early_runs([&](uint64_t offset, uint64_t length) { return copier.copy(early + offset, length, offset); });
+  for (const Range& r : early_ranges) {
+    uint64_t begin = std::max(r.offset, first_read);  // the part pass 1 did not read
+    uint64_t end = r.offset + r.length;
+    if (end > begin) PYFRAMES_CHECK(early_runs.add(begin, end - begin));
+  }
   PYFRAMES_CHECK(early_runs.flush());
-  auto early_at = [&](uint64_t offset) { return early + (offset - early_begin); };
+  scratch.first_read = prefix_read_as_one(early_ranges);
+  auto early_at = [&](uint64_t offset) { return early + offset; };
   loads_in_order();
   // Pass 3: contents, the ring slots' included, straight into their place in the copy.
   CopyRuns runs([&](uint64_t offset, uint64_t length) { return copier.copy_in_place(offset, length); });

@@ -17,7 +17,10 @@
 //      are odd is retried alone, then marked odd in the copy, which the parser counts as busy.
 //      The three copies are made with passes 2, 3 and a last one of their own: the slots'
 //      "before" copy is read with the states, their contents with the other contents (each
-//      pass in as few reads as the parts' places allow; about 4 reads per ledger, not 8).
+//      pass in as few reads as the parts' places allow).
+// Passes 1 and 2 are one read where the parts of pass 2 follow the header closely (small
+// ledgers) and the last ledger read with the same scratch showed how far they reach: 3 reads
+// per ledger over a directory of such ledgers (snapshot.cpp says why that order suffices).
 // The publication fields and states from passes 1-2 replace those of pass 3 in the copy, so
 // the parser never looks at anything the earlier passes did not vouch for.
 #pragma once
@@ -44,8 +47,11 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
 // Memory the passes before and after the contents read into, kept by a caller reading many
 // ledgers (LedgerReader); nothing in it is looked at after the snapshot.
 struct SnapshotScratch {
-  std::vector<unsigned char> early;  // pass 2: the entries with their states, the ring slots with their stamps
+  // Passes 1 and 2, by file offset: the header, the entries with their states, the ring slots
+  // with their stamps.
+  std::vector<unsigned char> early;
   std::vector<unsigned char> after;  // the last pass: the ring slots with their stamps
+  uint64_t first_read = 0;           // how much pass 1 reads: what pass 2 needed of the last ledger
 };
 pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out,
                                             SnapshotScratch& scratch);
