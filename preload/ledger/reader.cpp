@@ -53,9 +53,15 @@ class Parser {
  public:
   // `snapshot`: the bytes are a private copy made by snapshot_ledger, whose ring slots are each
   // stable or marked odd; they are read as plain memory, without the seqlock a live mapping needs.
-  Parser(const unsigned char* base, size_t size, const std::string& source, LedgerBytes kind, bool snapshot = false)
+  // `records`: memory for the records (emptied first; its capacity is what is reused).
+  Parser(const unsigned char* base, size_t size, const std::string& source, LedgerBytes kind, bool snapshot = false,
+         std::vector<CallRecord>* records = nullptr)
       : base_(base), size_(size), kind_(kind), snapshot_(snapshot) {
     out_.source = source;
+    if (records != nullptr) {
+      out_.records = std::move(*records);
+      out_.records.clear();
+    }
   }
 
   pyframes::Result<Ledger> parse() {
@@ -427,6 +433,11 @@ pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::
   return Parser(static_cast<const unsigned char*>(data), size, source, kind).parse();
 }
 
+pyframes::Result<Ledger> parse_ledger_copy(const void* data, size_t size, const std::string& source,
+                                           std::vector<CallRecord>* records) {
+  return Parser(static_cast<const unsigned char*>(data), size, source, LedgerBytes::File, /*snapshot=*/true, records).parse();
+}
+
 namespace {
 
 std::string directory_of(const std::string& path) {
@@ -455,7 +466,8 @@ pyframes::Result<Ledger> LedgerReader::read_copy(const std::string& path, Ledger
   // The directory first (its owner and mode decide whether the file can be trusted), then the
   // file inside it: O_NOFOLLOW (ledgers are never links), O_NONBLOCK (a FIFO planted under a
   // ledger's name must not block the open). The directory stays open for the next ledger in
-  // it; its owner and mode are looked at again for each file.
+  // it, and so does what its owner and mode were when it was opened: a directory that belongs
+  // to the reader (or root) and that no one else may write to can only be changed by them.
   size_t slash = path.find_last_of('/');
   std::string dir = directory_of(path);
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -463,6 +475,7 @@ pyframes::Result<Ledger> LedgerReader::read_copy(const std::string& path, Ledger
     if (dir_fd_ >= 0) ::close(dir_fd_);
     dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     dir_ = dir;
+    dir_stat_errno_ = dir_fd_ >= 0 && ::fstat(dir_fd_, &dir_st_) != 0 ? errno : 0;
   }
   int fd = dir_fd_ >= 0 ? ::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1;
   if (fd < 0) {
@@ -478,25 +491,30 @@ pyframes::Result<Ledger> LedgerReader::read_copy(const std::string& path, Ledger
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  struct stat dir_st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return make_error(ErrorKind::Usage, fmt::format("{} is not a regular file", path), "pass a ledger file");
   }
-  if (::fstat(dir_fd_, &dir_st) != 0) {
-    return make_error(ErrorKind::Io, fmt::format("cannot inspect the directory of {}: {}", path, std::strerror(errno)));
+  if (dir_stat_errno_ != 0) {
+    return make_error(ErrorKind::Io,
+                      fmt::format("cannot inspect the directory of {}: {}", path, std::strerror(dir_stat_errno_)));
   }
-  PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st, euid_));
+  PYFRAMES_CHECK(check_ledger_trust(path, st, dir_st_, euid_));
   // A private copy read with pread, never a mapping: a file cut by someone else while mapped
   // would kill this process with SIGBUS (snapshot.h). Into memory kept from the last ledger:
   // only the parsed Ledger outlives this call.
   PYFRAMES_CHECK(snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, bytes_, scratch_));
-  auto parsed = Parser(bytes_.data(), bytes_.size(), path, bytes_kind, /*snapshot=*/true).parse();
+  auto parsed = Parser(bytes_.data(), bytes_.size(), path, bytes_kind, /*snapshot=*/true, &spare_records_).parse();
   if (copy != nullptr && parsed) copy->assign(bytes_.begin(), bytes_.end());
   constexpr size_t kKeptBytes = 4u << 20;  // a huge ledger's copy is not kept for the next one
   if (bytes_.capacity() > kKeptBytes) std::vector<unsigned char>().swap(bytes_);
   if (scratch_.early.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.early);
   if (scratch_.after.capacity() > kKeptBytes) std::vector<unsigned char>().swap(scratch_.after);
   return parsed;
+}
+
+void LedgerReader::recycle(std::vector<CallRecord>&& records) {
+  constexpr size_t kKeptRecords = 32768;  // 4 MiB: a huge ring's records are not kept for the next ledger
+  if (records.capacity() > spare_records_.capacity() && records.capacity() <= kKeptRecords) spare_records_ = std::move(records);
 }
 
 pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes bytes_kind) {

@@ -9,6 +9,8 @@
 // (trust.h).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -124,9 +126,10 @@ enum class LedgerBytes { File, MappingImage };
 
 pyframes::Result<Ledger> read_ledger_file(const std::string& path, LedgerBytes kind = LedgerBytes::File);
 
-// read_ledger_file for many ledgers: keeps the directory of the last one open (each file's
-// directory is still checked, trust.h) and reuses the memory of its copy. What a report over
-// tens of thousands of ledgers reads them with.
+// read_ledger_file for many ledgers: keeps the directory of the last one open with what its
+// owner and mode were then (each file is still checked against them, trust.h) and reuses the
+// memory of its copy, and of the records of a ledger handed back with recycle(). What a report
+// over tens of thousands of ledgers reads them with.
 class LedgerReader {
  public:
   LedgerReader();
@@ -138,20 +141,33 @@ class LedgerReader {
   // ring slot stable or marked busy, the parts not in use zero): what `hangshim export` ships,
   // so the other side parses the very bytes this side judged.
   pyframes::Result<Ledger> read(const std::string& path, std::vector<unsigned char>& copy);
+  // Takes back the records of a ledger read here once the caller kept what it needs of them:
+  // the next read fills the same memory (a ring's records are the largest thing a read
+  // allocates; fresh memory for each ledger was most of a large report's page faults).
+  void recycle(std::vector<CallRecord>&& records);
 
  private:
   pyframes::Result<Ledger> read_copy(const std::string& path, LedgerBytes kind, std::vector<unsigned char>* copy);
 
   std::string dir_;
   int dir_fd_ = -1;
+  struct stat dir_st_ {};   // the directory's owner and mode, from when it was opened
+  int dir_stat_errno_ = 0;  // why that fstat failed, 0 if it did not
   uint32_t euid_;  // who may have written a trusted ledger (trust.h); one system call, not one a file
   std::vector<unsigned char> bytes_;
   SnapshotScratch scratch_;
+  std::vector<CallRecord> spare_records_;
 };
 
 // Reads a ledger from memory (`size` bytes at `data`, e.g. a mapping or a copy). `source`
 // names it in messages.
 pyframes::Result<Ledger> parse_ledger(const void* data, size_t size, const std::string& source,
                                       LedgerBytes kind = LedgerBytes::File);
+// parse_ledger for a copy that nothing writes and whose ring slots are each stable or marked
+// odd, as a snapshot makes them (an export carries one): each slot is read as plain memory,
+// without the seqlock a live mapping needs. `records`, when given, is memory to read the records
+// into (its capacity is what is reused; see LedgerReader::recycle).
+pyframes::Result<Ledger> parse_ledger_copy(const void* data, size_t size, const std::string& source,
+                                           std::vector<CallRecord>* records = nullptr);
 
 }  // namespace hangshim::ledger
