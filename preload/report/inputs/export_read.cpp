@@ -137,8 +137,10 @@ class LedgerBuffer {
   bool mapped_ = false;
 };
 
-// Rebuilds one ledger of the export; an error message when the entry is unusable.
-pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::string& name) {
+// Rebuilds one ledger of the export, its records read into `records`' memory; an error message
+// when the entry is unusable.
+pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::string& name,
+                                         std::vector<ledger::CallRecord>& records) {
   uint64_t size = u64_of(entry, "size", UINT64_MAX);
   if (size == UINT64_MAX || size > kMaxLedgerBytes) {
     return pyframes::make_error(pyframes::ErrorKind::Corrupt, fmt::format("{}: ledger size missing or impossible", name),
@@ -175,13 +177,15 @@ pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::stri
     }
   }
   buffer.zero(untouched, size);
-  return ledger::parse_ledger(buffer.data(), static_cast<size_t>(size), name);
+  // The export carries the snapshot its node parsed (export_write.cpp): every ring slot stable
+  // or marked odd, and nothing writes this copy.
+  return ledger::parse_ledger_copy(buffer.data(), static_cast<size_t>(size), name, &records);
 }
 
 // One rank of an export, read by any thread (prepare_export), for add_export to finish.
 struct ExportedRank {
-  RankView view;                                // all but its call-sites and its stacks
-  std::vector<ledger::CallsiteInfo> callsites;  // for finish_rank_view
+  RankView view;          // all but what `prepared` holds, and its stacks
+  PreparedRank prepared;  // for finish_rank_view
   std::optional<pyframes::Process> stacks;
 };
 
@@ -230,16 +234,19 @@ PreparedExport prepare_export(const std::string& path, const LoadOptions& option
     return out;
   }
   out.ranks.reserve(ledgers->items().size());  // views are filled in place, never moved about
+  thread_local std::vector<ledger::CallRecord> records;  // read into again from one ledger to the next
   for (const auto& entry : ledgers->items()) {
     std::string name = fmt::format("{}: {}", path, str_of(entry, "source", "?"));
-    auto ledger = rebuild(entry, name);
+    auto ledger = rebuild(entry, name, records);
     if (!ledger) {
       out.errors.push_back({name, error_text(ledger.error())});
       continue;
     }
     ExportedRank& rank = out.ranks.emplace_back();
     RankView& view = rank.view;
-    prepare_rank_view(std::move(ledger.value()), options.view, view, rank.callsites);
+    prepare_rank_view(std::move(ledger.value()), options.view, view, rank.prepared);
+    records = std::move(ledger->records);
+    if (records.capacity() > 32768) std::vector<ledger::CallRecord>().swap(records);  // a huge ring's: not kept
     Liveness liveness = Liveness::Unknown;
     if (parse_liveness(str_of(entry, "liveness"), liveness) && liveness != Liveness::Unknown) {
       view.liveness = liveness;
@@ -262,7 +269,7 @@ PreparedExport prepare_export(const std::string& path, const LoadOptions& option
 void add_export(PreparedExport&& exported, Inputs& inputs, const LoadOptions& options) {
   for (auto& e : exported.errors) inputs.errors.push_back(std::move(e));
   for (auto& rank : exported.ranks) {
-    finish_rank_view(rank.view, rank.callsites, inputs, options.patterns);
+    finish_rank_view(rank.view, rank.prepared, inputs, options.patterns);
     if (rank.stacks) {
       rank.view.stacks = static_cast<int>(inputs.stacks.size());
       inputs.stacks.push_back(std::move(*rank.stacks));

@@ -130,17 +130,28 @@ struct ViewOptions {
 // Turns a parsed ledger into a RankView, interning its call-sites into `inputs`' pools.
 RankView make_rank_view(ledger::Ledger&& ledger, Inputs& inputs, const LibraryPatterns& patterns,
                         const ViewOptions& options);
+// What prepare_rank_view hands to finish_rank_view besides the view: the ledger's call-sites,
+// to intern, and the records and timings the view keeps, which finish_rank_view copies into the
+// view. Copies, so that what the report keeps is allocated by the thread that finishes views
+// (the calling thread, whose memory the huge pages of cli/huge_pages.h cover: the reading
+// threads' arenas are not), while a reading thread only refills the memory of the PreparedRank
+// it is given (callers reuse them; their capacity is kept).
+struct PreparedRank {
+  std::vector<ledger::CallsiteInfo> callsites;
+  std::vector<ledger::CallRecord> records;  // the newest calls kept, oldest first
+  TimingHistory history;
+};
+
 // make_rank_view in its two steps, for reading ledgers on several threads: the first looks at
 // the ledger only (any thread, the costly part: trimming, the timings), filling a fresh `view`
-// with all but its `sites` and handing over the ledger's call-sites; the second interns those
-// into `inputs`' pools, on one thread in the ledgers' order, so that the pools' ids, and with
-// them the report, do not depend on which thread finished first. Both work in place: a view
-// is 856 bytes of strings and vectors, and moving it about cost a tenth of a second over
-// 131 072 ranks.
-void prepare_rank_view(ledger::Ledger&& ledger, const ViewOptions& options, RankView& view,
-                       std::vector<ledger::CallsiteInfo>& callsites);
-void finish_rank_view(RankView& view, const std::vector<ledger::CallsiteInfo>& callsites, Inputs& inputs,
-                      const LibraryPatterns& patterns);
+// with all but its `sites`, `records` and `history`, and `prepared` with those (it leaves the
+// ledger's records, whose memory a reader may fill again); the second, on one thread in the
+// ledgers' order, interns the call-sites into `inputs`' pools, so that the pools' ids, and with
+// them the report, do not depend on which thread finished first, and copies the rest. Both
+// work in place: a view is 856 bytes of strings and vectors, and moving it about cost a tenth of
+// a second over 131 072 ranks.
+void prepare_rank_view(ledger::Ledger&& ledger, const ViewOptions& options, RankView& view, PreparedRank& prepared);
+void finish_rank_view(RankView& view, const PreparedRank& prepared, Inputs& inputs, const LibraryPatterns& patterns);
 
 // The user frame of a live thread: first Python frame outside the libraries, else nullptr.
 const pyframes::Frame* user_frame(const pyframes::Thread& thread, const LibraryPatterns& patterns);

@@ -77,13 +77,14 @@ namespace {
 
 // What a thread hands over from reading one ledger besides its view, which it fills in place.
 struct LedgerLeftovers {
-  std::optional<pyframes::Error> error;          // it could not be used
-  std::vector<ledger::CallsiteInfo> callsites;  // for finish_rank_view
+  std::optional<pyframes::Error> error;  // it could not be used
+  PreparedRank prepared;                 // for finish_rank_view
 };
 
 // The part of reading a ledger that any thread may do: the copy, the parse, the trimmed view
-// (all but its call-sites), whether its process still runs.
-void prepare_ledger(pyframes::Result<ledger::Ledger>&& ledger, const LoadOptions& options, RankView& view,
+// (all but its call-sites), whether its process still runs. What is left of the ledger is its
+// records, for its reader to read the next one into.
+void prepare_ledger(pyframes::Result<ledger::Ledger>& ledger, const LoadOptions& options, RankView& view,
                     LedgerLeftovers& left) {
   left.error.reset();
   if (!ledger) {
@@ -91,7 +92,7 @@ void prepare_ledger(pyframes::Result<ledger::Ledger>&& ledger, const LoadOptions
     return;
   }
   Liveness liveness = judge_liveness(ledger->header.host, ledger->header.pid, ledger->header.start_ns, options.here);
-  prepare_rank_view(std::move(ledger.value()), options.view, view, left.callsites);
+  prepare_rank_view(std::move(ledger.value()), options.view, view, left.prepared);
   view.liveness = liveness;
   if (liveness != Liveness::Unknown) view.judged_on = options.here;
   view.observed_ns = options.now_ns;
@@ -105,7 +106,7 @@ bool finish_ledger(const std::string& path, RankView& view, const LedgerLeftover
     inputs.errors.push_back({path, error_text(*left.error)});
     return false;
   }
-  finish_rank_view(view, left.callsites, inputs, options.patterns);
+  finish_rank_view(view, left.prepared, inputs, options.patterns);
   return true;
 }
 
@@ -177,7 +178,8 @@ void load_ledger_file(const std::string& path, Inputs& inputs, const LoadOptions
   // by someone else while it is read.
   RankView view;
   LedgerLeftovers left;
-  prepare_ledger(ledger::read_ledger_file(path), options, view, left);
+  auto ledger = ledger::read_ledger_file(path);
+  prepare_ledger(ledger, options, view, left);
   if (finish_ledger(path, view, left, inputs, options)) inputs.ranks.push_back(std::move(view));
 }
 
@@ -195,7 +197,9 @@ void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, co
   read_in_parallel(
       paths.size(), threads, kBatch,
       [&](size_t worker, size_t i) {
-        prepare_ledger(readers[worker].read(paths[i]), options, inputs.ranks[first + i], slots[i % slots.size()]);
+        auto ledger = readers[worker].read(paths[i]);
+        prepare_ledger(ledger, options, inputs.ranks[first + i], slots[i % slots.size()]);
+        if (ledger) readers[worker].recycle(std::move(ledger->records));
       },
       [&](size_t i) {
         unusable[i] = !finish_ledger(paths[i], inputs.ranks[first + i], slots[i % slots.size()], inputs, options);

@@ -75,12 +75,19 @@ int rank_of(const ledger::Ledger& l) {
 // Keeps what the analysis looks at: every pending call (a stuck call stays relevant however
 // many calls came after it), the newest `max_records`, and the newest call of each call-site on
 // each communicator (the previous iteration of a line, for "this rank changed what it passes
-// here"), in their order. Memory then grows with ranks, not with how long they ran.
-void trim_records(ledger::Ledger& l, const ViewOptions& options) {
+// here"), in their order. Memory then grows with ranks, not with how long they ran. Copied into
+// `out` (PreparedRank::records), so that the ledger's own records can be read into again
+// (LedgerReader::recycle).
+void keep_records(const ledger::Ledger& l, const ViewOptions& options, std::vector<ledger::CallRecord>& out) {
   size_t n = l.records.size();
-  if (n <= options.max_records) return;
-  std::vector<char> keep(n, 0);
-  std::vector<std::pair<uint32_t, uint32_t>> seen;  // (call-site, comm) pairs met, newest first
+  if (n <= options.max_records) {
+    out.assign(l.records.begin(), l.records.end());
+    return;
+  }
+  thread_local std::vector<char> keep;                            // reused from one rank to the next
+  thread_local std::vector<std::pair<uint32_t, uint32_t>> seen;  // (call-site, comm) pairs met, newest first
+  keep.assign(n, 0);
+  seen.clear();
   for (size_t i = n; i-- > 0;) {
     const ledger::CallRecord& r = l.records[i];
     auto site = std::make_pair(r.callsite, r.comm);
@@ -88,12 +95,10 @@ void trim_records(ledger::Ledger& l, const ViewOptions& options) {
     if (first_of_site) seen.push_back(site);
     keep[i] = i + options.max_records >= n || r.completed_ns == 0 || first_of_site;
   }
-  size_t out = 0;
+  out.clear();
   for (size_t i = 0; i < n; ++i) {
-    if (keep[i]) l.records[out++] = l.records[i];
+    if (keep[i]) out.push_back(l.records[i]);
   }
-  l.records.resize(out);
-  l.records.shrink_to_fit();
 }
 
 // The newest completed calls that ran (not failed, not captured into a CUDA graph: those say
@@ -113,8 +118,7 @@ void keep_history(const ledger::Ledger& l, const ViewOptions& options, std::vect
 
 }  // namespace
 
-void prepare_rank_view(ledger::Ledger&& l, const ViewOptions& options, RankView& v,
-                       std::vector<ledger::CallsiteInfo>& callsites) {
+void prepare_rank_view(ledger::Ledger&& l, const ViewOptions& options, RankView& v, PreparedRank& prepared) {
   v.source = std::move(l.source);
   v.rank = rank_of(l);
   v.header = std::move(l.header);
@@ -127,14 +131,15 @@ void prepare_rank_view(ledger::Ledger&& l, const ViewOptions& options, RankView&
   thread_local std::vector<CallTiming> history;  // unpacked, reused from one rank to the next
   history.clear();
   keep_history(l, options, history);
-  v.history.assign(history);
-  trim_records(l, options);
-  v.records = std::move(l.records);
-  callsites = std::move(l.callsites);
+  prepared.history.assign(history);
+  keep_records(l, options, prepared.records);
+  prepared.callsites = std::move(l.callsites);
 }
 
-void finish_rank_view(RankView& v, const std::vector<ledger::CallsiteInfo>& callsites, Inputs& inputs,
-                      const LibraryPatterns& patterns) {
+void finish_rank_view(RankView& v, const PreparedRank& prepared, Inputs& inputs, const LibraryPatterns& patterns) {
+  v.records = prepared.records;  // exactly as many as there are
+  v.history = prepared.history;
+  const auto& callsites = prepared.callsites;
   uint32_t max_id = 0;
   for (const auto& site : callsites) max_id = std::max(max_id, site.id);
   v.sites.resize(max_id);
@@ -157,9 +162,9 @@ void finish_rank_view(RankView& v, const std::vector<ledger::CallsiteInfo>& call
 
 RankView make_rank_view(ledger::Ledger&& l, Inputs& inputs, const LibraryPatterns& patterns, const ViewOptions& options) {
   RankView v;
-  std::vector<ledger::CallsiteInfo> callsites;
-  prepare_rank_view(std::move(l), options, v, callsites);
-  finish_rank_view(v, callsites, inputs, patterns);
+  PreparedRank prepared;
+  prepare_rank_view(std::move(l), options, v, prepared);
+  finish_rank_view(v, prepared, inputs, patterns);
   return v;
 }
 

@@ -25,8 +25,9 @@ void TimingHistory::assign(const std::vector<CallTiming>& timings) {
     issued_max = std::max(issued_max, t.issued_ns);
   }
   bool fits = seq_max - seq_min <= UINT32_MAX && (issued_max - issued_min) >> kIssuedBits == 0;
-  std::vector<Packed> packed;
-  packed.reserve(timings.size());
+  // Into the memory this history already has (one reused from rank to rank: PreparedRank); a
+  // copy of it, what a view keeps, has no slack.
+  packed_.reserve(timings.size());
   for (const CallTiming& t : timings) {
     if (!fits) break;
     Kind kind{t.comm, t.callsite, t.flags, t.op};
@@ -40,15 +41,14 @@ void TimingHistory::assign(const std::vector<CallTiming>& timings) {
       found = kinds_.end() - 1;
     }
     auto kind_index = static_cast<uint64_t>(found - kinds_.begin());
-    packed.push_back({(t.issued_ns - issued_min) << 8 | kind_index, static_cast<uint32_t>(t.seq - seq_min), t.wait_us});
+    packed_.push_back({(t.issued_ns - issued_min) << 8 | kind_index, static_cast<uint32_t>(t.seq - seq_min), t.wait_us});
   }
   if (!fits) {
     kinds_.clear();
+    packed_.clear();
     wide_ = timings;
     return;
   }
-  kinds_.shrink_to_fit();
-  packed_ = std::move(packed);  // reserved to the exact size: no slack kept
   seq_base_ = seq_min;
   issued_base_ = issued_min;
 }
