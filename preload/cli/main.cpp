@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "cli/huge_pages.h"
 #include "cli/subcommands.h"
 
 namespace {
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
     fmt::print("hangshim {}\n", HANGSHIM_VERSION);
     return 0;
   }
+  // The commands that may read tens of thousands of ledgers (cli/huge_pages.h).
+  if (first == "report" || first == "watch") hangshim::cli::run_again_with_huge_pages(argv);
   for (const auto& sub : hangshim::cli::subcommands()) {
     if (sub.name == first) return sub.main(std::span<char*>(argv + 2, static_cast<size_t>(argc - 2)));
   }
