@@ -45,6 +45,17 @@ bool under_valgrind() {
   return preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
 }
 
+// Started as `ld-linux-x86-64.so.2 hangshim report ...`: /proc/self/exe is the loader, which,
+// run again with these arguments, would take "report" for the program to load.
+bool started_by_the_loader() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return true;  // no /proc: the exec below could not work either
+  std::string_view path(exe, static_cast<size_t>(n));
+  std::string_view name = path.substr(path.rfind('/') + 1);
+  return name.starts_with("ld-") || name.starts_with("ld.so");
+}
+
 }  // namespace
 
 void run_again_with_huge_pages(char** argv) {
@@ -56,7 +67,7 @@ void run_again_with_huge_pages(char** argv) {
   }
   const char* wanted = std::getenv("HANGSHIM_HUGE_PAGES");
   if (kSanitized || std::getenv("GLIBC_TUNABLES") != nullptr || (wanted != nullptr && std::strcmp(wanted, "0") == 0) ||
-      under_valgrind() || !kernel_gives_huge_pages()) {
+      under_valgrind() || !kernel_gives_huge_pages() || started_by_the_loader()) {
     return;
   }
   if (::setenv("GLIBC_TUNABLES", kTunables, 1) != 0 || ::setenv(kMarker, "1", 1) != 0) {

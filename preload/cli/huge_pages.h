@@ -18,7 +18,8 @@ namespace hangshim::cli {
 // Runs this program again (same pid, same arguments) with GLIBC_TUNABLES set as above, unless
 // the user set GLIBC_TUNABLES (theirs to choose), HANGSHIM_HUGE_PAGES=0 is set, the kernel
 // gives no huge pages (THP "never", or no THP at all), the program runs under valgrind (which
-// would not follow the exec) or a sanitizer (which has its own malloc). In the program run
+// would not follow the exec), a sanitizer (which has its own malloc) or was started by naming
+// the dynamic loader (which the exec would start with these arguments). In the program run
 // again, removes the variables it set, so that nothing it starts inherits them. Returns when it
 // does not run the program again, or when that failed (then nothing changed).
 void run_again_with_huge_pages(char** argv);
