@@ -25,6 +25,7 @@ void write_header(JsonWriter& j, const LedgerHeader& h) {
   if (h.features & kFeatureCudaCompletion) j.value("cuda-completion");
   if (h.features & kFeatureWatchdog) j.value("watchdog");
   if (h.features & kFeatureLearnedStall) j.value("learned-stall-limits");
+  if (h.features & kFeatureWriterLock) j.value("writer-lock");
   j.end_array();
   j.end_object();
   // The process's first failed NCCL call, with NCCL's own text (null when none was recorded).

@@ -57,6 +57,7 @@ std::string features_text(uint32_t features) {
   add(kFeatureCudaCompletion, "cuda-completion");
   add(kFeatureWatchdog, "watchdog");
   add(kFeatureLearnedStall, "learned-stall-limits");
+  add(kFeatureWriterLock, "writer-lock");
   return out.empty() ? "none" : out;
 }
 

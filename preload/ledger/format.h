@@ -94,6 +94,7 @@ enum ProcessFeature : uint32_t {
   kFeatureCudaCompletion = 1u << 1,  // completion from CUDA events (else completion = return)
   kFeatureWatchdog = 1u << 2,        // the watchdog thread runs (heartbeat, stall detection)
   kFeatureLearnedStall = 1u << 3,    // stall limits learned per communicator and call-site (no fixed limit)
+  kFeatureWriterLock = 1u << 4,      // the writer holds writer_lock.h's lock while it may write (set at creation)
 };
 
 // RingEntry::flags

@@ -1,5 +1,6 @@
 #include "ledger/snapshot.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "ledger/format.h"
+#include "ledger/writer_lock.h"
 
 namespace hangshim::ledger {
 
@@ -96,11 +98,12 @@ bool make_plan(const Header& h, uint64_t size, Plan& plan) {
 
 class Copier {
  public:
-  Copier(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out)
-      : fd_(fd), size_(size), source_(source), out_(out) {}
+  Copier(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out, uint32_t& reads)
+      : fd_(fd), size_(size), source_(source), out_(out), reads_(reads) {}
 
   // Copies [offset, offset + length) of the file to `into`.
   pyframes::Result<void> copy(void* into, uint64_t length, uint64_t offset) {
+    ++reads_;
     switch (read_at(fd_, into, length, offset)) {
       case ReadOutcome::Ok: return {};
       case ReadOutcome::Short:
@@ -113,6 +116,7 @@ class Copier {
     return make_error(ErrorKind::Io, fmt::format("cannot read {}: {}", source_, std::strerror(errno)));
   }
   pyframes::Result<void> copy_in_place(uint64_t offset, uint64_t length) {
+    if (length == 0) return {};
     copied_.push_back({offset, length});
     return copy(out_.data() + offset, length, offset);
   }
@@ -176,6 +180,7 @@ class Copier {
   uint64_t size_;
   const std::string& source_;
   std::vector<unsigned char>& out_;
+  uint32_t& reads_;
   std::vector<std::pair<uint64_t, uint64_t>> copied_;  // (offset, length) of each copy_in_place
 };
 
@@ -220,18 +225,57 @@ struct Range {
   bool operator<(const Range& other) const { return offset < other.offset; }
 };
 
-// How much of a file like this one pass 1 should read: the header and the ranges of pass 2
-// (sorted) that CopyRuns would have read with it as one run, had the header been one of them.
-// Ledgers of the default geometry have hundreds of KiB of unused communicator entries between
-// the header and the ring: there, only the header and the entries in use.
-uint64_t prefix_read_as_one(const Range (&early_ranges)[3]) {
+// How much of a file like this one pass 1 should read: the header and the ranges a later pass
+// needs (sorted) that CopyRuns would have read with it as one run, had the header been one of
+// them. Ledgers of the default geometry have hundreds of KiB of unused communicator entries
+// between the header and the ring: there, only the header and the entries in use.
+template <size_t N>
+uint64_t prefix_read_as_one(const Range (&ranges)[N]) {
   uint64_t end = sizeof(Header);
-  for (const Range& r : early_ranges) {
+  for (const Range& r : ranges) {
     if (r.length == 0) continue;
     if (r.offset > end && r.offset - end > kMaxMergedGap) break;
     end = std::max(end, r.offset + r.length);
   }
   return std::min(end, kMaxFirstRead);
+}
+
+// The parts of the file a copy holds, sorted: what the parser looks at.
+struct ContentRanges {
+  Range ranges[5];
+  explicit ContentRanges(const Plan& plan, uint64_t ring_bytes)
+      : ranges{{0, kHeaderSize},
+               {plan.comm_offset, plan.comm_count * sizeof(CommEntry)},
+               {plan.ring_offset, ring_bytes},
+               {plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size},
+               {plan.strings_offset, plan.strings_used}} {
+    std::sort(std::begin(ranges), std::end(ranges));
+  }
+};
+
+// This host's name, as the shim writes it into the header (gethostname), for telling a ledger
+// written on this machine.
+const std::string& this_host() {
+  static const std::string name = [] {
+    char buffer[256] = {};
+    return ::gethostname(buffer, sizeof(buffer) - 1) == 0 ? std::string(buffer) : std::string();
+  }();
+  return name;
+}
+
+// Whether nobody can be writing the ledger whose header pass 1 read: its writer took the lock
+// of writer_lock.h, and nobody held that lock before pass 1 (`lock`, asked first: a writer that
+// is gone never comes back, a new process makes a new file). A process of this host that is
+// still alive under the header's pid keeps the ledger on the passes all the same: it could have
+// closed the lock's descriptor among descriptors it did not open (closefrom), which ends the
+// lock and not the writing.
+bool nobody_writes(const Header& h, WriterLock lock) {
+  if (lock != WriterLock::Released || (h.features & kFeatureWriterLock) == 0) return false;
+  const std::string& host = this_host();
+  bool here = !host.empty() && ::strnlen(h.host, sizeof h.host) == host.size() && std::memcmp(h.host, host.data(), host.size()) == 0;
+  if (!here) return true;
+  if (h.pid <= 0 || h.pid > INT32_MAX) return false;
+  return ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace
@@ -257,30 +301,50 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
   // Sized, not zeroed: a reused buffer of the same size costs nothing here; what is not copied
   // below is zeroed at the end (Copier::zero_the_rest).
   out.resize(static_cast<size_t>(size));
-  Copier copier(fd, size, source, out);
+  scratch.reads = 0;
+  Copier copier(fd, size, source, out, scratch.reads);
   Header first{};
   if (size < sizeof(Header)) {
     PYFRAMES_CHECK(copier.copy_in_place(0, size));  // too short for a ledger: the parser says so
     return {};
   }
+  // Asked before anything is read: whether the writer's lock was still held (nobody_writes).
+  const WriterLock lock = find_writer_lock(fd);
   // Pass 1: the header as published so far, and with it, in the same read, as much of what
-  // follows as the last ledger this scratch served needed for pass 2 (SnapshotScratch::
-  // first_read): over a directory of ledgers of one geometry, passes 1 and 2 are one read.
+  // follows as the last ledger this scratch served needed next (SnapshotScratch::first_read):
+  // over a directory of ledgers of one geometry, passes 1 and 2 are one read, and so is the
+  // whole copy of a ledger nobody writes. Read into its place in the copy.
   uint64_t first_read = std::clamp<uint64_t>(scratch.first_read, sizeof(Header), std::min(size, kMaxFirstRead));
-  if (scratch.early.size() < first_read) scratch.early.resize(first_read);
-  PYFRAMES_CHECK(copier.copy(scratch.early.data(), first_read, 0));
-  std::memcpy(&first, scratch.early.data(), sizeof first);
+  PYFRAMES_CHECK(copier.copy_in_place(0, first_read));
+  std::memcpy(&first, out.data(), sizeof first);
   Plan plan;
   if (!make_plan(first, size, plan)) {
     // Not a ledger we can take apart (or not published yet): the parser judges the copy, with
     // the magic as first seen (a header published meanwhile may be half in this copy).
-    PYFRAMES_CHECK(copier.copy_in_place(0, size));
+    PYFRAMES_CHECK(copier.copy_in_place(first_read, size - first_read));
     std::memcpy(out.data(), first.magic, sizeof first.magic);
     return {};
   }
-  // The ring slots of the newest min(head, capacity) records: slots 0.. (one run either way).
   uint64_t records = std::min(plan.ring_head, plan.ring_capacity);
   uint64_t ring_bytes = records * sizeof(RingEntry);
+  ContentRanges contents(plan, ring_bytes);
+  if (nobody_writes(first, lock)) {
+    // Nothing changes under this copy: pass 1 and what it did not reach are the whole of it.
+    CopyRuns rest([&](uint64_t offset, uint64_t length) { return copier.copy_in_place(offset, length); });
+    for (const Range& r : contents.ranges) {
+      uint64_t begin = std::max(r.offset, first_read);
+      uint64_t end = r.offset + r.length;
+      if (end > begin) PYFRAMES_CHECK(rest.add(begin, end - begin));
+    }
+    PYFRAMES_CHECK(rest.flush());
+    copier.zero_the_rest();
+    scratch.first_read = prefix_read_as_one(contents.ranges);
+    return {};
+  }
+  // A ledger that may be changing: pass 1's bytes are the "before" copy of the passes below.
+  if (scratch.early.size() < first_read) scratch.early.resize(first_read);
+  std::memcpy(scratch.early.data(), out.data(), first_read);
+  // The ring slots of the newest min(head, capacity) records are slots 0.. (one run either way).
   // Pass 2: the state words of the entries the counts cover, and the stamps of those ring
   // slots before their contents are copied (each read with its whole entry, in as few reads as
   // their places allow; only the states and stamps are looked at). What pass 1 already read
@@ -316,13 +380,7 @@ pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::st
   loads_in_order();
   // Pass 3: contents, the ring slots' included, straight into their place in the copy.
   CopyRuns runs([&](uint64_t offset, uint64_t length) { return copier.copy_in_place(offset, length); });
-  Range content_ranges[] = {{0, kHeaderSize},
-                            {plan.comm_offset, plan.comm_count * sizeof(CommEntry)},
-                            {plan.ring_offset, ring_bytes},
-                            {plan.callsite_offset, plan.callsite_count * plan.callsite_entry_size},
-                            {plan.strings_offset, plan.strings_used}};
-  std::sort(std::begin(content_ranges), std::end(content_ranges));
-  for (const Range& r : content_ranges) PYFRAMES_CHECK(runs.add(r.offset, r.length));
+  for (const Range& r : contents.ranges) PYFRAMES_CHECK(runs.add(r.offset, r.length));
   PYFRAMES_CHECK(runs.flush());
   loads_in_order();
   // Pass 4: the ring slots' stamps after their contents were copied.

@@ -18,6 +18,9 @@
 //      The three copies are made with passes 2, 3 and a last one of their own: the slots'
 //      "before" copy is read with the states, their contents with the other contents (each
 //      pass in as few reads as the parts' places allow).
+// A ledger nobody writes any more (its writer took the lock of writer_lock.h, and nobody held it
+// when the copy began: the process is gone, or the file is a copy) is copied in one pass instead,
+// usually one read: how a directory of a whole job's ledgers gathered on one machine is read.
 // Passes 1 and 2 are one read where the parts of pass 2 follow the header closely (small
 // ledgers) and the last ledger read with the same scratch showed how far they reach: 3 reads
 // per ledger over a directory of such ledgers (snapshot.cpp says why that order suffices).
@@ -51,7 +54,8 @@ struct SnapshotScratch {
   // with their stamps.
   std::vector<unsigned char> early;
   std::vector<unsigned char> after;  // the last pass: the ring slots with their stamps
-  uint64_t first_read = 0;           // how much pass 1 reads: what pass 2 needed of the last ledger
+  uint64_t first_read = 0;           // how much pass 1 reads: what the last ledger needed next
+  uint32_t reads = 0;                // reads the last snapshot made (what tests and benchmarks count)
 };
 pyframes::Result<void> snapshot_ledger_into(int fd, uint64_t size, const std::string& source, std::vector<unsigned char>& out,
                                             SnapshotScratch& scratch);

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "ledger/writer_lock.h"
+
 namespace hangshim::ledger {
 
 using pyframes::ErrorKind;
@@ -91,6 +93,10 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
                       fmt::format("cannot create ledger {}: {}", path, std::strerror(err)),
                       "set HANGSHIM_DIR to a writable directory");
   }
+  // Before the file has a size or its name: a reader that finds a published ledger without the
+  // lock knows its writer is gone (writer_lock.h). Without such locks here the ledger is read
+  // with every pass, as an earlier writer's.
+  const bool locked = take_writer_lock(fd);
   auto fail = [&](const char* what) -> pyframes::Error {
     int err = errno;
     ::close(fd);
@@ -165,6 +171,7 @@ pyframes::Result<std::unique_ptr<Writer>> Writer::create(const std::string& path
   copy_text(h.master, sizeof(h.master), identity.master);
   copy_text(h.launcher, sizeof(h.launcher), identity.launcher);
   h.state = static_cast<uint32_t>(ProcessState::Running);
+  h.features = locked ? uint32_t{kFeatureWriterLock} : 0u;
   // Publish: a reader that sees the magic sees everything above.
   uint64_t magic;
   std::memcpy(&magic, kMagic, sizeof(magic));

@@ -2,9 +2,12 @@
 // the floor under `hangshim report` over many ranks (docs/benchmarks.md, "hangshim report").
 //   1. open, fstat, close: what any reader pays per file;
 //   2. plus one pread of the whole file: a single plain copy (not torn-free: a reference only);
-//   3. plus snapshot_ledger_into: the reader's torn-free copy (snapshot.h: the ring read three
-//      times, its stamps before and after its contents);
-//   4. LedgerReader::read: the trust checks, that copy and the parse into a Ledger.
+//   3. plus snapshot_ledger_into: the reader's copy (snapshot.h) of a ledger nobody writes any
+//      more (the fixture's writers are gone): one read;
+//   4. the same copy of a ledger still being written, as the writer's lock makes it look (held
+//      through a second descriptor, whose open and close are included): the torn-free passes,
+//      the ring read three times, its stamps before and after its contents;
+//   5. LedgerReader::read: the trust checks, the copy of 3 and the parse into a Ledger.
 // CPU time of the process (user + system), the least of 3 passes over all the ledgers.
 //   ledger_read_bench DIR
 #include <dirent.h>
@@ -23,6 +26,7 @@
 
 #include "ledger/reader.h"
 #include "ledger/snapshot.h"
+#include "ledger/writer_lock.h"
 
 namespace {
 
@@ -88,9 +92,21 @@ int main(int argc, char** argv) {
       return hangshim::ledger::snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), f, buffer, scratch).ok();
     });
   });
+  double live_us = per_file_us(files, [&](const std::string& f) {
+    int holder = ::open(f.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (holder < 0 || !hangshim::ledger::take_writer_lock(holder)) {
+      if (holder >= 0) ::close(holder);
+      return false;
+    }
+    bool ok = with_file(f, [&](int fd, const struct stat& st) {
+      return hangshim::ledger::snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), f, buffer, scratch).ok();
+    });
+    ::close(holder);
+    return ok;
+  });
   hangshim::ledger::LedgerReader reader;
   double read_us = per_file_us(files, [&](const std::string& f) { return reader.read(f).ok(); });
-  if (open_us < 0 || plain_us < 0 || snapshot_us < 0 || read_us < 0) {
+  if (open_us < 0 || plain_us < 0 || snapshot_us < 0 || live_us < 0 || read_us < 0) {
     std::fprintf(stderr, "ledger_read_bench: a ledger in %s could not be read\n", dir.c_str());
     return 1;
   }
@@ -99,7 +115,8 @@ int main(int argc, char** argv) {
   fmt::print("| per ledger ({} ledgers of {} bytes), CPU | µs |\n|---|---:|\n", files.size(), st.st_size);
   fmt::print("| open, fstat, close | {:.1f} |\n", open_us);
   fmt::print("| + one pread of the whole file (a plain copy) | {:.1f} |\n", plain_us);
-  fmt::print("| + the reader's torn-free copy (snapshot_ledger_into) | {:.1f} |\n", snapshot_us);
+  fmt::print("| + the reader's copy of a ledger nobody writes (snapshot_ledger_into) | {:.1f} |\n", snapshot_us);
+  fmt::print("| the torn-free copy of a ledger being written (its writer's lock held; one more open, close) | {:.1f} |\n", live_us);
   fmt::print("| LedgerReader::read (trust checks, that copy, parse) | {:.1f} |\n", read_us);
   return 0;
 }

@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_shim_case import case_arguments, expect, run_case  # noqa: E402
+from run_shim_case import case_arguments, expect, run_case, writer_lock_held  # noqa: E402
 from run_scenario_case import check_rank, collectives  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,6 +76,8 @@ def main():
             try:
                 while job.poll() is None and (stalled_ranks(c, waiting) != waiting or watch.poll() is None):
                     time.sleep(0.5)
+                # While the ranks live, each holds its ledger's writer lock: readers copy it torn-free.
+                held_while_alive = {path: writer_lock_held(path) for path in c.ledger_files()} if job.poll() is None else {}
             finally:
                 for p in (job, watch):
                     if p.poll() is None:
@@ -83,6 +85,14 @@ def main():
                     p.wait(60)
         with open(log_path) as f:
             output = f.read()
+        expect(held_while_alive and all(held_while_alive.values()),
+               "a live rank's ledger without its writer's lock: %s" % held_while_alive)
+        # Once they are gone nobody holds it (the kernel ends it with the process): one read.
+        gone_by = time.time() + 30
+        while any(writer_lock_held(path) for path in c.ledger_files()) and time.time() < gone_by:
+            time.sleep(0.2)
+        expect(not any(writer_lock_held(path) for path in c.ledger_files()),
+               "a ledger's writer lock outlived its process: %s" % [p for p in c.ledger_files() if writer_lock_held(p)])
         expect(os.path.exists(truth_path), "the scenario wrote no truth:\n%s" % output[-3000:])
         with open(truth_path) as f:
             truth = json.load(f)
@@ -100,6 +110,7 @@ def main():
             rank = int(rank_text)
             ledger = ledgers[rank]
             process = ledger["process"]
+            expect("writer-lock" in process["features"], "rank %d: features %s" % (rank, process["features"]))
             expect("learned-stall-limits" in process["features"] and process["stall_seconds"] == 0,
                    "rank %d: the default is not the learned limit: %s, %s s" % (rank, process["features"], process["stall_seconds"]))
             if want["state"] != "in_collective":

@@ -8,12 +8,14 @@ interpreter's own line numbers), never with numbers written into this file.
 """
 
 import argparse
+import fcntl
 import glob
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -67,6 +69,23 @@ class Case(object):
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# struct flock on 64-bit Linux: l_type, l_whence, l_start, l_len, l_pid (and padding).
+_FLOCK = "hhqqi4x"
+
+
+def writer_lock_held(path):
+    """Whether someone holds the lock a ledger's writer keeps while it may write to the file
+    (preload/ledger/FORMAT.md, "The writer's lock"), asked as the reader asks: F_OFD_GETLK for a
+    write lock on byte 0."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0)
+        answer = fcntl.fcntl(fd, getattr(fcntl, "F_OFD_GETLK", 36), probe)
+        return struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK
+    finally:
+        os.close(fd)
 
 
 def comm_records(ledger, comm_id, ops=None):

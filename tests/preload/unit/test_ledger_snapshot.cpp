@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 
 #include "ledger/reader.h"
 #include "ledger/snapshot.h"
+#include "ledger/writer_lock.h"
 #include "ledger_test_util.h"
 
 using namespace hangshim::ledger;
@@ -144,4 +147,129 @@ TEST_CASE("ledger snapshot: files cut and rewritten while being read give answer
   MESSAGE("reads: " << ok << " parsed, " << errors << " refused, " << rounds.load() << " rewrites");
   CHECK(ok + errors >= 200);
   CHECK(rounds.load() >= 50);
+}
+
+namespace {
+
+// Copies the ledger at `path` with one scratch twice (the second time as the next ledger of a
+// directory of the same geometry is copied) and says how many reads the second copy made.
+struct CopiedTwice {
+  std::vector<unsigned char> bytes;
+  uint32_t reads = 0;
+};
+CopiedTwice copy_twice(const std::string& path) {
+  CopiedTwice out;
+  SnapshotScratch scratch;
+  for (int round = 0; round < 2; ++round) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    struct stat st {};
+    REQUIRE(::fstat(fd, &st) == 0);
+    auto copied = snapshot_ledger_into(fd, static_cast<uint64_t>(st.st_size), path, out.bytes, scratch);
+    ::close(fd);
+    REQUIRE_MESSAGE(copied.ok(), copied.error().message);
+  }
+  out.reads = scratch.reads;
+  return out;
+}
+
+std::vector<uint64_t> record_indices(const std::vector<unsigned char>& bytes) {
+  auto parsed = parse_ledger_copy(bytes.data(), bytes.size(), "copy");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  std::vector<uint64_t> out;
+  for (const auto& r : parsed->records) out.push_back(r.index);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ledger snapshot: a ledger nobody writes any more is copied in one read, as every pass would copy it") {
+  TempDir dir;
+  std::string path = dir.file("gone.ledger");
+  {
+    // Small tables, as a whole job's ledgers written with a small HANGSHIM_RING: every part in
+    // use lies within a few KiB of the next, so one read reaches them all.
+    auto w = ledger_test::make_writer(
+        path, {.ring_capacity = 32, .comm_capacity = 4, .callsite_capacity = 8, .callsite_depth = 8, .strings_size = 4096});
+    REQUIRE(w);
+    CHECK((w->header().features & kFeatureWriterLock) != 0);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    CHECK(find_writer_lock(fd) == WriterLock::Held);  // asked through another open of the file
+    fill(*w, 50);
+    CopiedTwice live = copy_twice(path);
+    CHECK(live.reads >= 3);  // the seqlock passes: the writer is there
+    ::close(fd);
+    // The writer ends here (its process exiting does the same): the lock goes with it.
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  CHECK(find_writer_lock(fd) == WriterLock::Released);
+  ::close(fd);
+  CopiedTwice at_rest = copy_twice(path);
+  CHECK(at_rest.reads == 1);
+  // The same records as the passes find: hold the writer's lock as a live writer would.
+  int holder = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(holder >= 0);
+  REQUIRE(take_writer_lock(holder));
+  CopiedTwice passes = copy_twice(path);
+  ::close(holder);
+  CHECK(passes.reads >= 3);
+  auto one = record_indices(at_rest.bytes), every = record_indices(passes.bytes);
+  CHECK(one.size() == 32);
+  CHECK(one == every);
+}
+
+TEST_CASE("ledger snapshot: a ledger without its writer's lock is copied with every pass when it cannot be told at rest") {
+  TempDir dir;
+  SUBCASE("an earlier writer, which never locked") {
+    std::string path = dir.file("old.ledger");
+    {
+      auto w = ledger_test::make_writer(path, {.ring_capacity = 32});
+      REQUIRE(w);
+      fill(*w, 10);
+      // As the writers before the lock wrote the header: no such feature.
+      std::atomic_ref<uint32_t>(w->header().features).fetch_and(~uint32_t{kFeatureWriterLock});
+    }
+    CopiedTwice copied = copy_twice(path);
+    CHECK(copied.reads >= 3);
+    CHECK(record_indices(copied.bytes).size() == 10);
+  }
+  SUBCASE("a live process of this host, which may have closed the lock's descriptor") {
+    std::string path = dir.file("here.ledger");
+    hangshim::ledger::Identity id = ledger_test::test_identity();  // this process: alive
+    char host[256] = {};
+    REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+    id.host = host;
+    auto made = Writer::create(path, {.ring_capacity = 32}, id);
+    REQUIRE(made);
+    auto w = std::move(made.value());
+    fill(*w, 10);
+    int holder = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(holder >= 0);
+    w->abandon();  // closes the writer's descriptor: the lock ends, the process does not
+    CHECK(find_writer_lock(holder) == WriterLock::Released);
+    ::close(holder);
+    CopiedTwice copied = copy_twice(path);
+    CHECK(copied.reads >= 3);
+    CHECK(record_indices(copied.bytes).size() == 10);
+  }
+}
+
+TEST_CASE("ledger writer lock: a fork child dropping its copy of the ledger leaves the parent's lock") {
+  TempDir dir;
+  auto w = ledger_test::make_writer(dir.file("parent.ledger"), {.ring_capacity = 16});
+  REQUIRE(w);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    w->abandon();  // what the shim's fork handler does in the child (recorder.cpp)
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  int fd = ::open(w->path().c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  CHECK(find_writer_lock(fd) == WriterLock::Held);
+  ::close(fd);
 }
