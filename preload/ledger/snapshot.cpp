@@ -1,6 +1,5 @@
 #include "ledger/snapshot.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -252,31 +251,6 @@ struct ContentRanges {
     std::sort(std::begin(ranges), std::end(ranges));
   }
 };
-
-// This host's name, as the shim writes it into the header (gethostname), for telling a ledger
-// written on this machine.
-const std::string& this_host() {
-  static const std::string name = [] {
-    char buffer[256] = {};
-    return ::gethostname(buffer, sizeof(buffer) - 1) == 0 ? std::string(buffer) : std::string();
-  }();
-  return name;
-}
-
-// Whether nobody can be writing the ledger whose header pass 1 read: its writer took the lock
-// of writer_lock.h, and nobody held that lock before pass 1 (`lock`, asked first: a writer that
-// is gone never comes back, a new process makes a new file). A process of this host that is
-// still alive under the header's pid keeps the ledger on the passes all the same: it could have
-// closed the lock's descriptor among descriptors it did not open (closefrom), which ends the
-// lock and not the writing.
-bool nobody_writes(const Header& h, WriterLock lock) {
-  if (lock != WriterLock::Released || (h.features & kFeatureWriterLock) == 0) return false;
-  const std::string& host = this_host();
-  bool here = !host.empty() && ::strnlen(h.host, sizeof h.host) == host.size() && std::memcmp(h.host, host.data(), host.size()) == 0;
-  if (!here) return true;
-  if (h.pid <= 0 || h.pid > INT32_MAX) return false;
-  return ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH;
-}
 
 }  // namespace
 

@@ -1,8 +1,14 @@
 #include "ledger/writer_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
 
 namespace hangshim::ledger {
 
@@ -26,6 +32,15 @@ struct flock first_byte(short type) {
 // 64-bit target.
 int lock_call(int fd, int command, struct flock& range) { return static_cast<int>(::syscall(SYS_fcntl, fd, command, &range)); }
 
+// This host's name as the shim writes it into the header (gethostname), or "" if unknown.
+const std::string& this_host() noexcept {
+  static const std::string name = [] {
+    char buffer[256] = {};
+    return ::gethostname(buffer, sizeof(buffer) - 1) == 0 ? std::string(buffer) : std::string();
+  }();
+  return name;
+}
+
 }  // namespace
 
 bool take_writer_lock(int fd) noexcept {
@@ -39,6 +54,15 @@ WriterLock find_writer_lock(int fd) noexcept {
   struct flock range = first_byte(F_WRLCK);
   if (lock_call(fd, F_OFD_GETLK, range) != 0) return WriterLock::Unknown;
   return range.l_type == F_UNLCK ? WriterLock::Released : WriterLock::Held;
+}
+
+bool nobody_writes(const Header& h, WriterLock lock) noexcept {
+  if (lock != WriterLock::Released || (h.features & kFeatureWriterLock) == 0) return false;
+  const std::string& host = this_host();
+  bool here = !host.empty() && ::strnlen(h.host, sizeof h.host) == host.size() && std::memcmp(h.host, host.data(), host.size()) == 0;
+  if (!here) return true;
+  if (h.pid <= 0 || h.pid > INT32_MAX) return false;
+  return ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH;
 }
 
 }  // namespace hangshim::ledger

@@ -12,6 +12,8 @@
 // earlier writer, which never locks, is not taken for one nobody writes.
 #pragma once
 
+#include "ledger/format.h"
+
 namespace hangshim::ledger {
 
 // Takes the writer's lock on `fd` (open for writing). False where the file system or kernel has
@@ -28,5 +30,13 @@ enum class WriterLock {
 // Asks, without taking anything, whether anyone holds the writer's lock on the file open at `fd`
 // (open for reading is enough).
 WriterLock find_writer_lock(int fd) noexcept;
+
+// Whether nobody can be writing the ledger whose header `h` was read after `lock` was asked
+// (find_writer_lock, before the first read: a writer that is gone never comes back, a new process
+// makes a new file): its writer took the lock, and nobody held it. A process of this host still
+// alive under the header's pid keeps its ledger "being written" all the same: it could have
+// closed the lock's descriptor among descriptors it did not open (closefrom), which ends the
+// lock and not the writing.
+bool nobody_writes(const Header& h, WriterLock lock) noexcept;
 
 }  // namespace hangshim::ledger

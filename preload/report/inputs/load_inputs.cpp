@@ -188,7 +188,9 @@ void load_ledger_files(const std::vector<std::string>& paths, Inputs& inputs, co
   size_t threads = reading_threads(options.threads, paths.size(), 32);
   std::vector<ledger::LedgerReader> readers(threads);
   constexpr size_t kBatch = 512;
-  std::vector<LedgerLeftovers> slots(std::min(paths.size(), 2 * kBatch));
+  // One thread finishes each ledger right after preparing it: one slot, warm in the cache (1024
+  // of them, each written once every 1024 ledgers, cost it 0.15 s of 2 over 131 072 ledgers).
+  std::vector<LedgerLeftovers> slots(threads == 1 ? 1 : std::min(paths.size(), 2 * kBatch));
   // Each view is made where it stays (threads fill different ones); a ledger that cannot be
   // used leaves a hole, closed at the end.
   size_t first = inputs.ranks.size();
