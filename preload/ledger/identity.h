@@ -7,6 +7,7 @@
 //  - process_start_ticks: how a ledger names a process for good, with its pid and host (pids
 //    are reused, (pid, start) are not). The shim records its parent's (the job's launcher),
 //    `hangshim run` its own (HANGSHIM_LAUNCHER); the report judges liveness the same way.
+//  - this_host: the host name a writer puts into Identity::host, for telling ledgers of this host.
 #pragma once
 
 #include <cstdint>
@@ -50,5 +51,8 @@ struct CommIdentity {
 // A process's start time (/proc/PID/stat field 22, clock ticks since boot), 0 when unknown.
 // Allocation-free; never on the shim's hot path.
 uint64_t process_start_ticks(int64_t pid) noexcept;
+
+// gethostname(), "" when it fails.
+std::string this_host();
 
 }  // namespace hangshim::ledger

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "ledger/identity.h"
+
 namespace hangshim::ledger {
 
 namespace {
@@ -32,12 +34,9 @@ struct flock first_byte(short type) {
 // 64-bit target.
 int lock_call(int fd, int command, struct flock& range) { return static_cast<int>(::syscall(SYS_fcntl, fd, command, &range)); }
 
-// This host's name as the shim writes it into the header (gethostname), or "" if unknown.
-const std::string& this_host() noexcept {
-  static const std::string name = [] {
-    char buffer[256] = {};
-    return ::gethostname(buffer, sizeof(buffer) - 1) == 0 ? std::string(buffer) : std::string();
-  }();
+// This host's name as the shim writes it into the header, asked once, not once per ledger.
+const std::string& cached_host() noexcept {
+  static const std::string name = this_host();
   return name;
 }
 
@@ -58,7 +57,7 @@ WriterLock find_writer_lock(int fd) noexcept {
 
 bool nobody_writes(const Header& h, WriterLock lock) noexcept {
   if (lock != WriterLock::Released || (h.features & kFeatureWriterLock) == 0) return false;
-  const std::string& host = this_host();
+  const std::string& host = cached_host();
   bool here = !host.empty() && ::strnlen(h.host, sizeof h.host) == host.size() && std::memcmp(h.host, host.data(), host.size()) == 0;
   if (!here) return true;
   if (h.pid <= 0 || h.pid > INT32_MAX) return false;

@@ -33,12 +33,6 @@ uint64_t boot_time_ns() {
 
 }  // namespace
 
-std::string this_host() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return {};
-  return name;
-}
-
 uint64_t realtime_now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);

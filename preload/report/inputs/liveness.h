@@ -6,11 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "ledger/identity.h"
 #include "report/inputs/inputs.h"
 
 namespace hangshim::report {
 
-std::string this_host();       // gethostname()
+using ledger::this_host;       // gethostname() (ledger/identity.h)
 uint64_t realtime_now_ns();    // CLOCK_REALTIME
 
 // CLOCK_REALTIME nanoseconds at which process `pid` started, 0 when unknown (no such process);

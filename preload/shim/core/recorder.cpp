@@ -51,9 +51,8 @@ std::string read_command_line() {
 }
 
 std::string host_name() {
-  char buffer[256] = {};
-  if (::gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
-  return buffer;
+  std::string host = ledger::this_host();
+  return host.empty() ? "unknown" : host;
 }
 
 // Fork child: forget the parent's recorder without touching its locks or containers (another
