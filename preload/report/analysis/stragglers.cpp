@@ -65,7 +65,7 @@ auto collectives_on(uint32_t id) {
 
 // A member's collectives on a communicator (`id` in its ledger), by sequence number, one per
 // number (the first of equal numbers in ring order), each kept as `keep(timing)` (anything with
-// a `seq`): its view's (packed) history is in ring order already unless damaged, and only that
+// a `seq`): its view's (encoded) history is in ring order already unless damaged, and only that
 // communicator's collectives are unpacked.
 template <class Kept, class Keep>
 void member_collectives(const RankView& v, uint32_t id, std::vector<Kept>& out, Keep keep) {

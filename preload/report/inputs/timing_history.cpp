@@ -6,53 +6,75 @@ namespace hangshim::report {
 
 namespace {
 
-constexpr uint64_t kIssuedBits = 56;
-constexpr size_t kMaxKinds = 256;
+// 7 bits a byte, the lowest first; the top bit says another byte follows. At most 10 bytes.
+uint8_t* put_varint(uint8_t* out, uint64_t value) {
+  while (value >= 0x80) {
+    *out++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(value);
+  return out;
+}
+
+// A difference as an unsigned number small in either direction: 0, -1, 1, -2, ... -> 0, 1, 2, 3.
+uint64_t zigzag(uint64_t difference) {
+  return (difference << 1) ^ (0 - (difference >> 63));
+}
+
+struct Kind {
+  uint32_t comm;
+  uint32_t callsite;
+  uint16_t flags;
+  uint8_t op;
+  bool operator==(const Kind&) const = default;
+};
 
 }  // namespace
 
 void TimingHistory::assign(const std::vector<CallTiming>& timings) {
-  packed_.clear();
-  kinds_.clear();
-  wide_.clear();
-  seq_base_ = issued_base_ = 0;
+  bytes_.clear();
+  size_ = kinds_ = 0;
   if (timings.empty()) return;
-  uint64_t seq_min = UINT64_MAX, seq_max = 0, issued_min = UINT64_MAX, issued_max = 0;
-  for (const CallTiming& t : timings) {
-    seq_min = std::min(seq_min, t.seq);
-    seq_max = std::max(seq_max, t.seq);
-    issued_min = std::min(issued_min, t.issued_ns);
-    issued_max = std::max(issued_max, t.issued_ns);
-  }
-  bool fits = seq_max - seq_min <= UINT32_MAX && (issued_max - issued_min) >> kIssuedBits == 0;
-  // Into the memory this history already has (one reused from rank to rank: PreparedRank); a
-  // copy of it, what a view keeps, has no slack.
-  packed_.reserve(timings.size());
-  for (const CallTiming& t : timings) {
-    if (!fits) break;
+  // The kinds first, so that the timings can name them by index. A rank has a few (one per
+  // communicator and call-site, mostly), often the same from one call to the next.
+  thread_local std::vector<Kind> kinds;
+  thread_local std::vector<uint32_t> kind_of;
+  thread_local std::vector<uint8_t> encoded;  // at most 4 numbers of 10 bytes a timing
+  kinds.clear();
+  kind_of.resize(timings.size());
+  uint32_t last = 0;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const CallTiming& t = timings[i];
     Kind kind{t.comm, t.callsite, t.flags, t.op};
-    auto found = std::find(kinds_.begin(), kinds_.end(), kind);
-    if (found == kinds_.end()) {
-      if (kinds_.size() == kMaxKinds) {
-        fits = false;
-        break;
-      }
-      kinds_.push_back(kind);
-      found = kinds_.end() - 1;
+    if (kinds.empty() || !(kinds[last] == kind)) {
+      auto found = std::find(kinds.begin(), kinds.end(), kind);
+      if (found == kinds.end()) found = kinds.insert(kinds.end(), kind);
+      last = static_cast<uint32_t>(found - kinds.begin());
     }
-    auto kind_index = static_cast<uint64_t>(found - kinds_.begin());
-    packed_.push_back({(t.issued_ns - issued_min) << 8 | kind_index, static_cast<uint32_t>(t.seq - seq_min), t.wait_us});
+    kind_of[i] = last;
   }
-  if (!fits) {
-    kinds_.clear();
-    packed_.clear();
-    wide_ = timings;
-    return;
+  encoded.resize(kinds.size() * kKindBytes + timings.size() * 40);
+  uint8_t* out = encoded.data();
+  for (const Kind& kind : kinds) {
+    std::memcpy(out, &kind.comm, 4);
+    std::memcpy(out + 4, &kind.callsite, 4);
+    std::memcpy(out + 8, &kind.flags, 2);
+    out[10] = kind.op;
+    out += kKindBytes;
   }
-  seq_base_ = seq_min;
-  issued_base_ = issued_min;
+  uint64_t seq = 0, issued = 0;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const CallTiming& t = timings[i];
+    out = put_varint(out, kind_of[i]);
+    out = put_varint(out, zigzag(t.seq - seq));
+    out = put_varint(out, zigzag(t.issued_ns - issued));
+    out = put_varint(out, t.wait_us);
+    seq = t.seq;
+    issued = t.issued_ns;
+  }
+  bytes_.assign(encoded.data(), out);
+  size_ = static_cast<uint32_t>(timings.size());
+  kinds_ = static_cast<uint32_t>(kinds.size());
 }
-
-CallTiming TimingHistory::operator[](size_t i) const { return wide_.empty() ? unpack(packed_[i]) : wide_[i]; }
 
 }  // namespace hangshim::report

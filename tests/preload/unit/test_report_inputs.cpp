@@ -333,7 +333,7 @@ void check_history_round_trip(const std::vector<hangshim::report::CallTiming>& g
 
 }  // namespace
 
-TEST_CASE("report inputs: packed timings read back exactly (whole, or picked by kind), and values too far apart to pack are kept whole") {
+TEST_CASE("report inputs: encoded timings read back exactly (whole, or picked by kind), however far apart their values") {
   using hangshim::report::CallTiming;
   std::vector<CallTiming> usual;
   for (uint32_t k = 0; k < 128; ++k) {
@@ -343,7 +343,21 @@ TEST_CASE("report inputs: packed timings read back exactly (whole, or picked by 
   }
   check_history_round_trip(usual);
   check_history_round_trip({});
-  // Sequence numbers 2^32 apart, issue times 2^56 ns apart, more than 256 kinds of call.
+  {
+    // What the encoding is for: calls a second apart in fewer bytes than the 16 of fixed widths.
+    hangshim::report::TimingHistory history;
+    history.assign(usual);
+    CHECK(history.encoded_bytes() < 12 * usual.size());
+    // A training step's calls: a few milliseconds apart, one communicator and call-site.
+    std::vector<CallTiming> steps;
+    for (uint32_t k = 0; k < 128; ++k) {
+      steps.push_back({5000 + k, 1'700'000'000'000'000'000ull + uint64_t{k} * 3'100'017ull, 1200 + k % 50, 1, 1, 2, 0});
+    }
+    history.assign(steps);
+    CHECK(history.encoded_bytes() <= 8 * steps.size() + 32);  // + its kind and first timing, whole
+    check_history_round_trip(steps);
+  }
+  // Sequence numbers 2^32 apart, issue times 2^64 - 4 ns apart (and back), more than 256 kinds of call.
   std::vector<CallTiming> seq_far = usual;
   seq_far.back().seq = seq_far.front().seq + (uint64_t{1} << 32) + 5;
   check_history_round_trip(seq_far);
@@ -354,6 +368,13 @@ TEST_CASE("report inputs: packed timings read back exactly (whole, or picked by 
   std::vector<CallTiming> many_kinds;
   for (uint32_t k = 0; k < 300; ++k) many_kinds.push_back({k + 1, uint64_t{k} * 10, k, 1, k + 1, 2, 0});
   check_history_round_trip(many_kinds);
+  std::mt19937_64 rng(42);  // any values at all, in any order
+  std::vector<CallTiming> any;
+  for (uint32_t k = 0; k < 500; ++k) {
+    any.push_back({rng(), rng(), static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng() % 3), static_cast<uint32_t>(rng()),
+                   static_cast<uint8_t>(rng()), static_cast<uint16_t>(rng())});
+  }
+  check_history_round_trip(any);
 }
 
 TEST_CASE("report inputs: a directory's files are read in the order people count them") {
