@@ -5,6 +5,7 @@
 #include <span>
 
 #include "cli/huge_pages.h"
+#include "cli/malloc_reuse.h"
 #include "cli/subcommands.h"
 
 namespace {
@@ -36,7 +37,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   // The commands that may read tens of thousands of ledgers (cli/huge_pages.h).
-  if (first == "report" || first == "watch") hangshim::cli::run_again_with_huge_pages(argv);
+  if (first == "report" || first == "watch") {
+    hangshim::cli::run_again_with_huge_pages(argv);
+    hangshim::cli::reuse_freed_memory();  // cli/malloc_reuse.h
+  }
   for (const auto& sub : hangshim::cli::subcommands()) {
     if (sub.name == first) return sub.main(std::span<char*>(argv + 2, static_cast<size_t>(argc - 2)));
   }
