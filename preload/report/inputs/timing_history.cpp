@@ -55,13 +55,7 @@ void TimingHistory::assign(const std::vector<CallTiming>& timings) {
   }
   encoded.resize(kinds.size() * kKindBytes + timings.size() * 40);
   uint8_t* out = encoded.data();
-  for (const Kind& kind : kinds) {
-    std::memcpy(out, &kind.comm, 4);
-    std::memcpy(out + 4, &kind.callsite, 4);
-    std::memcpy(out + 8, &kind.flags, 2);
-    out[10] = kind.op;
-    out += kKindBytes;
-  }
+  for (const Kind& kind : kinds) out = write_kind(out, kind.comm, kind.callsite, kind.flags, kind.op);
   uint64_t seq = 0, issued = 0;
   for (size_t i = 0; i < timings.size(); ++i) {
     const CallTiming& t = timings[i];

@@ -52,12 +52,6 @@ class TimingHistory {
     using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = const CallTiming&;
-    Iterator(const TimingHistory* history, size_t i) : history_(history), i_(i) {
-      if (i_ < history_->size_) {
-        at_ = history_->bytes_.data() + history_->kinds_ * kKindBytes;
-        history_->decode(at_, current_);
-      }
-    }
     const CallTiming& operator*() const { return current_; }
     Iterator& operator++() {
       if (++i_ < history_->size_) history_->decode(at_, current_);
@@ -66,6 +60,14 @@ class TimingHistory {
     bool operator==(const Iterator& other) const { return i_ == other.i_; }
 
    private:
+    friend class TimingHistory;
+    // At the first timing (i == 0) or past the last (i == size): timings decode in order only.
+    Iterator(const TimingHistory* history, size_t i) : history_(history), i_(i) {
+      if (i_ == 0 && history_->size_ > 0) {
+        at_ = history_->bytes_.data() + history_->kinds_ * kKindBytes;
+        history_->decode(at_, current_);
+      }
+    }
     const TimingHistory* history_;
     size_t i_;
     const uint8_t* at_ = nullptr;
@@ -88,6 +90,13 @@ class TimingHistory {
     }
   }
   static uint64_t unzigzag(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+  static uint8_t* write_kind(uint8_t* at, uint32_t comm, uint32_t callsite, uint16_t flags, uint8_t op) {
+    std::memcpy(at, &comm, 4);
+    std::memcpy(at + 4, &callsite, 4);
+    std::memcpy(at + 8, &flags, 2);
+    at[10] = op;
+    return at + kKindBytes;
+  }
   void read_kind(uint64_t index, CallTiming& t) const {
     const uint8_t* k = bytes_.data() + index * kKindBytes;
     std::memcpy(&t.comm, k, 4);
