@@ -95,10 +95,23 @@ void line_up(std::vector<CallTiming>& calls, const std::vector<uint64_t>& seqs) 
   calls.resize(out);
 }
 
+// Whether a member last at `last` of `compared` collectives among `n` members is last far more
+// often than chance would make it.
+bool last_too_often(size_t last, size_t compared, size_t n) {
+  double expected = 1.0 / static_cast<double>(n);
+  double spread = std::sqrt(static_cast<double>(compared) * expected * (1 - expected));
+  double share = static_cast<double>(last) / static_cast<double>(compared);
+  double z = (static_cast<double>(last) - static_cast<double>(compared) * expected) / spread;
+  return share >= kMinShare && z >= kMinZ;
+}
+
 // Memory and time grow with members x compared collectives, never with more: with 131 072
 // ranks a table of pointers per member, and a lateness row per member, were hundreds of
-// megabytes and most of the report's time. Arrivals are one flat table, by collective; a
-// member's lateness is worked out only for the few that are last often enough to be suspects.
+// megabytes and most of the report's time. Two passes over the members' histories: the first
+// keeps only who arrived last at each collective (no table), which is all it takes to see that
+// no member is last often enough to be a straggler (the usual case). Only when one is does the
+// second fill the flat table of arrivals, by collective, for the median member's arrival, and a
+// member's lateness is worked out only for those suspects.
 void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   const CommGroup& g = a.groups[static_cast<size_t>(comm)];
   size_t n = g.members.size();
@@ -111,12 +124,9 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     const std::string& host = view_of(m).header.host;
     one_host = !host.empty() && host == view_of(0).header.host;
   }
-  // The collectives every member has: member 0's, less those another member lacks. Each
-  // member's history is unpacked once, its arrivals written as it is read; a collective found
-  // missing on a later member is dropped at the end. Arrivals by collective: arrival[k * n + m].
-  // By wait times a later arrival is a shorter wait: negated, so larger is later either way.
-  // Clamped to 2^62 so that differences of hostile values cannot overflow.
-  // A member's arrivals, picked as member_calls picks its calls, without copying whole timings.
+  // A member's arrival at a collective: its issue time on one host; across hosts its wait,
+  // negated, so that larger is later either way. Clamped to 2^62 so that differences of hostile
+  // values cannot overflow. Picked as member_calls picks its calls, without copying whole timings.
   struct Arrival {
     uint64_t seq;
     int64_t at;
@@ -127,6 +137,8 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
       return Arrival{t.seq, one_host ? static_cast<int64_t>(std::min(t.issued_ns, kCap)) : -static_cast<int64_t>(t.wait_ns())};
     });
   };
+  // The collectives every member has: member 0's, less those another member lacks (found as
+  // the members are walked; dropped at the end of the pass).
   std::vector<uint64_t> seqs;
   {
     std::vector<Arrival> first;
@@ -134,22 +146,14 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     for (const Arrival& t : first) seqs.push_back(t.seq);
   }
   if (seqs.size() < kMinCompared) return;
-  // Every value kept is written below: the table is not zeroed first (a pass over it all).
-  std::unique_ptr<int64_t[]> arrival(new int64_t[seqs.size() * n]);
-  // The members are split among the threads (each its own columns of the table, and its own
-  // note of the collectives its members lack, joined after). Within a part, members go in
-  // blocks: a block's arrivals are gathered member by member, then written to the table
-  // collective by collective, kBlock values in a row. Written one by one, each value lands n
-  // values (a page and more) from the last: a TLB miss each, most of the time here.
+  // Walks the members [begin, end) of a part in blocks of kBlock, each member's history decoded
+  // once: its arrival at each collective of `seqs` not yet crossed out of `everywhere` is handed
+  // to put(k, member, place in its block, at); a collective it lacks is crossed out. block_done
+  // (first member, width) after each block. False once too few collectives are left to compare.
   constexpr size_t kBlock = 64;
-  size_t parts = split_parts(n, a.threads_for(n, 8192));
-  std::vector<std::vector<char>> found(parts);  // per part: the collectives all its members have
-  split_in_parallel(n, parts, [&](size_t part, size_t begin, size_t end) {
-    std::vector<char>& everywhere = found[part];
-    everywhere.assign(seqs.size(), 1);
-    size_t compared = seqs.size();
+  auto walk = [&](size_t begin, size_t end, std::vector<char>& everywhere, auto&& put, auto&& block_done) {
+    size_t compared = static_cast<size_t>(std::count(everywhere.begin(), everywhere.end(), 1));
     std::vector<Arrival> arrivals;
-    std::vector<int64_t> block(seqs.size() * kBlock);
     for (size_t m0 = begin; m0 < end; m0 += kBlock) {
       size_t width = std::min(kBlock, end - m0);
       for (size_t b = 0; b < width; ++b) {
@@ -160,38 +164,99 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
           while (j < arrivals.size() && arrivals[j].seq < seqs[k]) ++j;
           if (j == arrivals.size() || arrivals[j].seq != seqs[k]) {
             everywhere[k] = 0;
-            if (--compared < kMinCompared) return;  // too few left to compare: nothing to find
+            if (--compared < kMinCompared) return false;  // too few left to compare: nothing to find
             continue;
           }
-          block[k * kBlock + b] = arrivals[j].at;
+          put(k, m0 + b, b, arrivals[j].at);
         }
       }
-      for (size_t k = 0; k < seqs.size(); ++k) {
-        if (everywhere[k]) std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width,
-                                       &arrival[k * n + m0]);
-      }
+      block_done(m0, width);
     }
-  });
-  std::vector<char> everywhere(seqs.size(), 1);
-  for (const auto& part : found) {
-    for (size_t k = 0; k < seqs.size(); ++k) everywhere[k] = everywhere[k] && part[k];
-  }
-  size_t compared = static_cast<size_t>(std::count(everywhere.begin(), everywhere.end(), 1));
-  if (compared < kMinCompared) return;
-  if (compared < seqs.size()) {  // drop the rows of the collectives some member lacks
-    size_t kept = 0;
-    for (size_t k = 0; k < seqs.size(); ++k) {
-      if (!everywhere[k]) continue;
-      if (kept != k) std::copy_n(&arrival[k * n], n, &arrival[kept * n]);
-      seqs[kept++] = seqs[k];
-    }
-    seqs.resize(kept);
-  }
+    return true;
+  };
 
-  // Per collective: the median member's arrival and who was last (the first of equals); the
-  // collectives split among the threads.
+  // The first pass: who was last at each collective (the first of equals), and the earliest
+  // arrival there; the members split among the threads, each part with its own note of these
+  // and of the collectives its members lack, joined after in part order (so the first of equals
+  // wins there too).
+  struct Latest {
+    int64_t at = INT64_MIN;
+    size_t member = 0;
+    int64_t earliest = INT64_MAX;
+  };
+  size_t parts = split_parts(n, a.threads_for(n, 8192));
+  std::vector<std::vector<char>> found(parts);      // per part: the collectives all its members have
+  std::vector<std::vector<Latest>> latest(parts);  // per part: its latest member at each
+  split_in_parallel(n, parts, [&](size_t part, size_t begin, size_t end) {
+    found[part].assign(seqs.size(), 1);
+    latest[part].assign(seqs.size(), Latest{});
+    std::vector<Latest>& mine = latest[part];
+    walk(
+        begin, end, found[part],
+        [&](size_t k, size_t m, size_t, int64_t at) {
+          Latest& here = mine[k];
+          if (at > here.at) {
+            here.at = at;
+            here.member = m;
+          }
+          here.earliest = std::min(here.earliest, at);
+        },
+        [](size_t, size_t) {});
+  });
+  std::vector<size_t> last_of;  // by collective compared
+  size_t spread_out = 0;        // collectives whose last arrival was kMinLateNs or more after the first
+  {
+    std::vector<uint64_t> kept;
+    for (size_t k = 0; k < seqs.size(); ++k) {
+      bool everywhere = true;
+      Latest last;
+      for (size_t part = 0; part < parts; ++part) {
+        everywhere = everywhere && found[part][k];
+        const Latest& theirs = latest[part][k];
+        if (theirs.at > last.at) {
+          last.at = theirs.at;
+          last.member = theirs.member;
+        }
+        last.earliest = std::min(last.earliest, theirs.earliest);
+      }
+      if (!everywhere) continue;
+      kept.push_back(seqs[k]);
+      last_of.push_back(last.member);
+      if (last.at - last.earliest >= static_cast<int64_t>(kMinLateNs)) ++spread_out;
+    }
+    seqs = std::move(kept);
+  }
+  size_t compared = seqs.size();
+  if (compared < kMinCompared) return;
+  std::vector<size_t> last_count(n, 0);
+  for (size_t k = 0; k < compared; ++k) ++last_count[last_of[k]];
+  // A member's lateness at a collective is at most the time from its first to its last
+  // arrival: unless that was kMinLateNs or more at half the collectives, no member's median
+  // lateness can be (how median_of picks: the upper median).
+  bool suspects = spread_out >= compared - compared / 2 &&
+                  std::any_of(last_count.begin(), last_count.end(), [&](size_t last) { return last_too_often(last, compared, n); });
+  if (!suspects) return;
+
+  // The second pass: the arrivals as one flat table, by collective: arrival[k * n + m]. Every
+  // value kept is written (every member has every collective left): the table is not zeroed
+  // first. Within a part, a block's arrivals are gathered member by member, then written to the
+  // table collective by collective, kBlock values in a row. Written one by one, each value lands
+  // n values (a page and more) from the last: a TLB miss each, most of the time here.
+  std::unique_ptr<int64_t[]> arrival(new int64_t[compared * n]);
+  split_in_parallel(n, parts, [&](size_t, size_t begin, size_t end) {
+    std::vector<char> everywhere(compared, 1);
+    std::vector<int64_t> block(compared * kBlock);
+    walk(
+        begin, end, everywhere, [&](size_t k, size_t, size_t b, int64_t at) { block[k * kBlock + b] = at; },
+        [&](size_t m0, size_t width) {
+          for (size_t k = 0; k < compared; ++k) {
+            std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(k * kBlock), width, &arrival[k * n + m0]);
+          }
+        });
+  });
+
+  // Per collective: the median member's arrival; the collectives split among the threads.
   std::vector<int64_t> median_at(compared);
-  std::vector<size_t> last_of(compared);
   split_in_parallel(compared, a.threads_for(n, 8192), [&](size_t, size_t begin, size_t end) {
     std::vector<int64_t> sorted(n);
     for (size_t k = begin; k < end; ++k) {
@@ -199,11 +264,8 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
       std::copy(row, row + n, sorted.begin());
       std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
       median_at[k] = sorted[n / 2];
-      last_of[k] = static_cast<size_t>(std::max_element(row, row + n) - row);
     }
   });
-  std::vector<size_t> last_count(n, 0);
-  for (size_t k = 0; k < compared; ++k) ++last_count[last_of[k]];
   // A member's lateness (later than the median member, in ns) at each collective.
   auto late_of = [&](size_t m) {
     std::vector<int64_t> late(compared);
@@ -211,12 +273,8 @@ void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
     return late;
   };
 
-  double expected = 1.0 / static_cast<double>(n);
-  double spread = std::sqrt(static_cast<double>(compared) * expected * (1 - expected));
   for (size_t m = 0; m < n; ++m) {
-    double share = static_cast<double>(last_count[m]) / static_cast<double>(compared);
-    double z = (static_cast<double>(last_count[m]) - static_cast<double>(compared) * expected) / spread;
-    if (share < kMinShare || z < kMinZ) continue;
+    if (!last_too_often(last_count[m], compared, n)) continue;
     std::vector<int64_t> late = late_of(m);
     if (median_of(late) < kMinLateNs) continue;
     // Since when: after the last run of kRunEnds collectives in a row at which it was not last.

@@ -187,3 +187,30 @@ TEST_CASE("report stragglers: the same findings on one thread and on several") {
   CHECK(spread.stragglers[0].median_late_ns == alone.stragglers[0].median_late_ns);
   CHECK(render_report_text(spread, {}) == render_report_text(alone, {}));
 }
+
+TEST_CASE("report stragglers: ties name nobody; a lateness of 1 ms at half the collectives is the edge") {
+  // Every rank arrives at once: the first of equals is last at every collective, 0 ms late.
+  Job ties(8);
+  timed_steps(ties, 40, [](int, int) { return 0.0; }, no_offset);
+  CHECK(ties.diagnose().stragglers.empty());
+  // Rank 1 is last at every collective, 2 ms late at the first `late_at` and 0.1 ms at the
+  // rest: its median lateness (the upper median of 40) is 2 ms from 20 such collectives on.
+  for (int late_at : {19, 20, 21}) {
+    CAPTURE(late_at);
+    Job job(8);
+    timed_steps(job, 40, [&](int r, int k) { return r != 1 ? 0.0 : k < late_at ? 2.0 : 0.1; }, no_offset);
+    for (size_t threads : {1, 2}) {
+      DiagnoseOptions options;
+      options.threads = threads;
+      Diagnosis d = job.diagnose(options);
+      if (late_at < 20) {
+        CHECK(d.stragglers.empty());
+        continue;
+      }
+      REQUIRE(d.stragglers.size() == 1);
+      CHECK(d.stragglers[0].rank == 1);
+      CHECK(d.stragglers[0].last == 40);
+      CHECK(d.stragglers[0].median_late_ns == 2 * kMs);
+    }
+  }
+}
