@@ -84,21 +84,29 @@ void keep_records(const ledger::Ledger& l, const ViewOptions& options, std::vect
     out.assign(l.records.begin(), l.records.end());
     return;
   }
-  thread_local std::vector<char> keep;                            // reused from one rank to the next
+  thread_local std::vector<size_t> kept;                          // indices of the records kept, newest first
   thread_local std::vector<std::pair<uint32_t, uint32_t>> seen;  // (call-site, comm) pairs met, newest first
-  keep.assign(n, 0);
+  kept.clear();
   seen.clear();
+  std::pair<uint32_t, uint32_t> newer{0, 0};  // the pair of the newer record with a call-site: met already
   for (size_t i = n; i-- > 0;) {
     const ledger::CallRecord& r = l.records[i];
-    auto site = std::make_pair(r.callsite, r.comm);
-    bool first_of_site = r.callsite != 0 && std::find(seen.begin(), seen.end(), site) == seen.end();
-    if (first_of_site) seen.push_back(site);
-    keep[i] = i + options.max_records >= n || r.completed_ns == 0 || first_of_site;
+    bool first_of_site = false;
+    if (r.callsite != 0) {
+      auto site = std::make_pair(r.callsite, r.comm);
+      // A training loop calls from the same line over and over: most records are of the site
+      // of the one after them, which needs no search.
+      if (site != newer) {
+        first_of_site = std::find(seen.begin(), seen.end(), site) == seen.end();
+        if (first_of_site) seen.push_back(site);
+        newer = site;
+      }
+    }
+    if (i + options.max_records >= n || r.completed_ns == 0 || first_of_site) kept.push_back(i);
   }
   out.clear();
-  for (size_t i = 0; i < n; ++i) {
-    if (keep[i]) out.push_back(l.records[i]);
-  }
+  out.reserve(kept.size());
+  for (size_t k = kept.size(); k-- > 0;) out.push_back(l.records[kept[k]]);
 }
 
 // The newest completed calls that ran (not failed, not captured into a CUDA graph: those say
