@@ -188,7 +188,7 @@ TEST_CASE("report stragglers: the same findings on one thread and on several") {
   CHECK(render_report_text(spread, {}) == render_report_text(alone, {}));
 }
 
-TEST_CASE("report stragglers: ties name nobody; a lateness of 1 ms at half the collectives is the edge") {
+TEST_CASE("report stragglers: ties name nobody, and a lateness of 1 ms at half the collectives is the edge") {
   // Every rank arrives at once: the first of equals is last at every collective, 0 ms late.
   Job ties(8);
   timed_steps(ties, 40, [](int, int) { return 0.0; }, no_offset);
