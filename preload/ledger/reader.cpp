@@ -332,9 +332,9 @@ class Parser {
     for (uint64_t k = 0; k < n; ++k) {
       uint64_t index = head - n + 1 + k;
       const RingEntry& slot = ring_[(index - 1) & (ring_capacity_ - 1)];
-      // Nothing writes a private copy: its slot is looked at in place, with the stamp the
-      // snapshot checked, and copied once, into the records (a local copy first was a third of
-      // the parse over a directory of ledgers).
+      // A live mapping's slot is read torn-free into `live`. Nothing writes a private copy: its
+      // slot is looked at in place, with the stamp the snapshot checked, and copied once, into
+      // the records (a local copy first was a third of the parse over a directory of ledgers).
       RingEntry live;
       const RingEntry* found = &slot;
       if (snapshot_) {

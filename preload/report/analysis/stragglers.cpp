@@ -108,10 +108,11 @@ bool last_too_often(size_t last, size_t compared, size_t n) {
 // Memory and time grow with members x compared collectives, never with more: with 131 072
 // ranks a table of pointers per member, and a lateness row per member, were hundreds of
 // megabytes and most of the report's time. Two passes over the members' histories: the first
-// keeps only who arrived last at each collective (no table), which is all it takes to see that
-// no member is last often enough to be a straggler (the usual case). Only when one is does the
-// second fill the flat table of arrivals, by collective, for the median member's arrival, and a
-// member's lateness is worked out only for those suspects.
+// keeps only who arrived last at each collective and the earliest arrival there (no table),
+// which usually shows that no member can be a straggler: none is last often enough, or the
+// arrivals are too close together for anyone's lateness to reach kMinLateNs. Only otherwise does
+// the second fill the flat table of arrivals, by collective, for the median member's arrival,
+// and a member's lateness is worked out only for the suspects.
 void find_in_comm(const Analysis& a, int comm, std::vector<Straggler>& out) {
   const CommGroup& g = a.groups[static_cast<size_t>(comm)];
   size_t n = g.members.size();
