@@ -40,8 +40,8 @@ using pyframes::JsonValue;
 
 std::string str_of(const JsonValue& object, std::string_view key, std::string fallback = {}) {
   const JsonValue* v = object.find(key);
-  const std::string* text = v != nullptr ? v->string() : nullptr;
-  return text != nullptr ? *text : fallback;
+  std::optional<std::string_view> text = v != nullptr ? v->text() : std::nullopt;
+  return text ? std::string(*text) : fallback;
 }
 
 uint64_t u64_of(const JsonValue& object, std::string_view key, uint64_t fallback) {
@@ -163,8 +163,8 @@ pyframes::Result<ledger::Ledger> rebuild(const JsonValue& entry, const std::stri
   for (const auto& run : pages->items()) {
     const auto& parts = run.items();
     uint64_t offset = parts.size() == 2 ? parts[0].uint64().value_or(UINT64_MAX) : UINT64_MAX;
-    const std::string* text = parts.size() == 2 ? parts[1].string() : nullptr;
-    bool usable = offset != UINT64_MAX && offset <= size && text != nullptr;
+    std::optional<std::string_view> text = parts.size() == 2 ? parts[1].text() : std::nullopt;
+    bool usable = offset != UINT64_MAX && offset <= size && text.has_value();
     if (usable) buffer.zero(untouched, offset);
     int64_t written = !usable ? -1
                               : base64_decode(*text, buffer.data() + offset, static_cast<size_t>(size - offset),
@@ -202,7 +202,10 @@ PreparedExport prepare_export(const std::string& path, const LoadOptions& option
     out.errors.push_back({path, error_text(text.error())});
     return out;
   }
-  auto doc = pyframes::parse_json(text->bytes);
+  // Its strings as views into the text, which outlives the document: the ledgers' base64 runs,
+  // nearly all of an export's bytes, are decoded from where they lie, never copied first (the
+  // copies were an eighth of a report's CPU over 16384 exports).
+  auto doc = pyframes::parse_json(text->bytes, pyframes::JsonStrings::Views);
   if (!doc) {
     out.errors.push_back({path, fmt::format("{}: {} (the file was cut or damaged in transfer; export it again)",
                                             path, doc.error().message)});

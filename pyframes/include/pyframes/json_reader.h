@@ -33,7 +33,12 @@ class JsonValue {
   std::optional<int64_t> int64() const;
   std::optional<uint64_t> uint64() const;
   std::optional<double> number() const;
-  const std::string* string() const;  // nullptr unless a string
+  // nullptr unless a string. A string a JsonStrings::Views parse kept as a view is copied into
+  // the value the first time it is asked for this way (so one document is one thread's).
+  const std::string* string() const;
+  // The string's characters without a copy: a view into the parsed text for a string kept as
+  // one, else into the value; nullopt unless a string.
+  std::optional<std::string_view> text() const;
 
   // Arrays and objects: items in document order (an object's values, keys alongside).
   const std::vector<JsonValue>& items() const { return items_; }
@@ -49,15 +54,22 @@ class JsonValue {
   bool negative_ = false;
   uint64_t magnitude_ = 0;
   double number_ = 0;
-  std::string string_;
+  bool viewed_ = false;          // the string is view_, not (yet) string_
+  std::string_view view_;        // into the parsed text
+  mutable std::string string_;   // or filled from view_ by string()
   std::vector<JsonValue> items_;
   std::vector<std::string> keys_;
 };
 
 inline constexpr size_t kMaxJsonDepth = 256;
 
+// How a parse keeps string values. Copied: each in its value. Views: a string without escapes
+// as a view into the text, which must then outlive the document; the long plain strings of a
+// large document (an export's ledgers, as base64) are then never copied.
+enum class JsonStrings { Copied, Views };
+
 // One document; anything but whitespace after it is an error.
-Result<JsonValue> parse_json(std::string_view text);
+Result<JsonValue> parse_json(std::string_view text, JsonStrings strings = JsonStrings::Copied);
 // Whitespace-separated documents one after another (`pyframes --json` outputs concatenated).
 Result<std::vector<JsonValue>> parse_json_stream(std::string_view text);
 

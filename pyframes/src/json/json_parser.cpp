@@ -39,7 +39,16 @@ std::optional<double> JsonValue::number() const {
   return number_;
 }
 
-const std::string* JsonValue::string() const { return type_ == Type::String ? &string_ : nullptr; }
+const std::string* JsonValue::string() const {
+  if (type_ != Type::String) return nullptr;
+  if (viewed_ && string_.empty() && !view_.empty()) string_.assign(view_);
+  return &string_;
+}
+
+std::optional<std::string_view> JsonValue::text() const {
+  if (type_ != Type::String) return std::nullopt;
+  return viewed_ ? view_ : std::string_view(string_);
+}
 
 const JsonValue* JsonValue::find(std::string_view key) const {
   if (type_ != Type::Object) return nullptr;
@@ -51,7 +60,8 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 
 class JsonParser {
  public:
-  explicit JsonParser(std::string_view text) : text_(text) {}
+  explicit JsonParser(std::string_view text, JsonStrings strings = JsonStrings::Copied)
+      : text_(text), views_(strings == JsonStrings::Views) {}
 
   // Parses one value at the current position into `out`; false on error (see error()).
   bool value(JsonValue& out, size_t depth) {
@@ -60,9 +70,7 @@ class JsonParser {
     switch (text_[pos_]) {
       case '{': return object(out, depth + 1);
       case '[': return array(out, depth + 1);
-      case '"':
-        out.type_ = JsonValue::Type::String;
-        return string(out.string_);
+      case '"': return string_value(out);
       case 't': return literal("true", out, JsonValue::Type::Bool, true);
       case 'f': return literal("false", out, JsonValue::Type::Bool, false);
       case 'n': return literal("null", out, JsonValue::Type::Null, false);
@@ -202,6 +210,22 @@ class JsonParser {
     return run;
   }
 
+  // A string value: kept as a view into the text when it may be and has no escapes (its plain
+  // run ends at the closing quote), else copied.
+  bool string_value(JsonValue& out) {
+    out.type_ = JsonValue::Type::String;
+    if (views_) {
+      size_t run = plain_run_end(pos_ + 1);
+      if (run < text_.size() && text_[run] == '"') {
+        out.viewed_ = true;
+        out.view_ = text_.substr(pos_ + 1, run - pos_ - 1);
+        pos_ = run + 1;
+        return true;
+      }
+    }
+    return string(out.string_);
+  }
+
   bool string(std::string& out) {
     ++pos_;  // opening quote
     for (;;) {
@@ -272,6 +296,7 @@ class JsonParser {
   }
 
   std::string_view text_;
+  bool views_ = false;
   size_t pos_ = 0;
   std::string error_;
 };
@@ -285,8 +310,8 @@ Error parse_error(const JsonParser& parser) {
 
 }  // namespace
 
-Result<JsonValue> parse_json(std::string_view text) {
-  JsonParser parser(text);
+Result<JsonValue> parse_json(std::string_view text, JsonStrings strings) {
+  JsonParser parser(text, strings);
   JsonValue value;
   if (!parser.value(value, 0)) return parse_error(parser);
   parser.skip_space();

@@ -82,6 +82,43 @@ TEST_CASE("json reader: long strings (scanned 32 bytes at a time where the CPU c
   }
 }
 
+TEST_CASE("json reader: a Views parse keeps plain strings as views into the text and reads the same values") {
+  for (size_t length = 0; length < 140; length += 3) {
+    std::string plain(length, 'x');
+    for (size_t i = 0; i < length; ++i) plain[i] = static_cast<char>('A' + (i * 5) % 26);
+    for (size_t at = 0; at <= length; at += length < 40 ? 1 : 7) {
+      INFO("length " << length << ", escape at " << at);
+      std::string escaped = plain.substr(0, at) + "\\t" + plain.substr(at);
+      const std::string text = "{\"plain\": \"" + plain + "\", \"escaped\": \"" + escaped + "\", \"n\": [\"" + plain + "\"]}";
+      auto viewed = parse_json(text, JsonStrings::Views);
+      auto copied = parse_json(text);
+      REQUIRE(viewed.ok());
+      REQUIRE(copied.ok());
+      // The plain string lies in the text itself: its characters were not copied.
+      std::string_view v = *viewed->find("plain")->text();
+      CHECK(v == plain);
+      CHECK(v.data() >= text.data());
+      CHECK(v.data() + v.size() <= text.data() + text.size());
+      CHECK(*viewed->find("n")->items()[0].text() == plain);
+      // The escaped one was decoded into the value, as a Copied parse does.
+      std::string_view e = *viewed->find("escaped")->text();
+      CHECK(e == *copied->find("escaped")->string());
+      CHECK((e.data() < text.data() || e.data() >= text.data() + text.size()));
+      // string() reads the same as a Copied parse's, the view's characters copied once asked.
+      CHECK(*viewed->find("plain")->string() == *copied->find("plain")->string());
+      CHECK(*viewed->find("escaped")->string() == *copied->find("escaped")->string());
+      CHECK(*copied->find("plain")->text() == plain);
+    }
+  }
+  auto doc = parse_json(R"({"k": 1})", JsonStrings::Views);
+  REQUIRE(doc.ok());
+  CHECK_FALSE(doc->find("k")->text().has_value());
+  CHECK(doc->find("k")->string() == nullptr);
+  CHECK(doc->keys().front() == "k");
+  CHECK_FALSE(parse_json("[\"unterminated]", JsonStrings::Views).ok());
+  CHECK_FALSE(parse_json("[\"raw \x01 control\"]", JsonStrings::Views).ok());
+}
+
 TEST_CASE("json reader: nesting is bounded") {
   const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   CHECK(parse_json(ok).ok());
