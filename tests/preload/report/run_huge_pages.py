@@ -1,10 +1,11 @@
-"""`hangshim report` runs itself once more with glibc's malloc asking for transparent huge pages
-(preload/cli/huge_pages.h), seen with strace following the exec:
+"""`hangshim report`, asked with HANGSHIM_HUGE_PAGES=1, runs itself once more with glibc's malloc
+asking for transparent huge pages (preload/cli/huge_pages.h), seen with strace following the exec:
 
-  * where the kernel gives huge pages (THP "madvise" or "always"): two execve calls, the second
-    of /proc/self/exe with the same arguments and GLIBC_TUNABLES=glibc.malloc.hugetlb=1 added;
-    where it does not ("never", or no THP): one;
-  * HANGSHIM_HUGE_PAGES=0, or a GLIBC_TUNABLES of the user's: one execve, the user's value kept;
+  * not asked (unset, 0, anything but 1): one execve;
+  * asked, where the kernel gives huge pages (THP "madvise" or "always"): two execve calls, the
+    second of /proc/self/exe with the same arguments and GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+    added; where it does not ("never", or no THP): one;
+  * asked, with a GLIBC_TUNABLES of the user's: one execve, the user's value kept;
   * started by naming the dynamic loader (ld-linux-x86-64.so.2 hangshim report ...; a dynamically
     linked build only): one execve, since /proc/self/exe is then the loader;
   * the report is the same either way (text and exit status).
@@ -72,11 +73,15 @@ def main():
                        "report", "--no-stacks", ledgers], env)
             return out, execs(log)
 
-        plain = run([args.hangshim, "report", "--no-stacks", ledgers], {"HANGSHIM_HUGE_PAGES": "0"})
+        plain = run([args.hangshim, "report", "--no-stacks", ledgers])
         expect(plain.returncode == 0 and plain.stdout.startswith("HANG: rank 2"),
                "the report without huge pages: exit %d: %s%s" % (plain.returncode, plain.stdout[:300], plain.stderr))
-
         out, calls = traced({})
+        expect((out.returncode, out.stdout) == (plain.returncode, plain.stdout), "traced, the report differs")
+        expect(len(calls) == 1, "not asked for huge pages: %d execve calls, not 1:\n%s" % (len(calls), "".join(c[1] for c in calls)))
+
+        asked = {"HANGSHIM_HUGE_PAGES": "1"}
+        out, calls = traced(asked)
         expect((out.returncode, out.stdout) == (plain.returncode, plain.stdout),
                "the report run again differs: exit %d\n%s" % (out.returncode, out.stdout[:2000]))
         if gives:
@@ -88,7 +93,8 @@ def main():
         else:
             expect(len(calls) == 1, "THP %r: %d execve calls, not 1" % (mode.strip(), len(calls)))
 
-        for env in ({"HANGSHIM_HUGE_PAGES": "0"}, {"GLIBC_TUNABLES": "glibc.malloc.perturb=0"}):
+        for env in ({"HANGSHIM_HUGE_PAGES": "0"}, {"HANGSHIM_HUGE_PAGES": "yes"},
+                    dict(asked, GLIBC_TUNABLES="glibc.malloc.perturb=0")):
             out, calls = traced(env)
             expect((out.returncode, out.stdout) == (plain.returncode, plain.stdout), "with %s the report differs" % env)
             expect(len(calls) == 1, "with %s: %d execve calls, not 1:\n%s" % (env, len(calls), "".join(c[1] for c in calls)))
@@ -97,13 +103,13 @@ def main():
 
         # ld.so --verify: 0 for a dynamically linked program it can load (a static release build is not).
         if os.path.exists(LOADER) and run([LOADER, "--verify", args.hangshim]).returncode == 0:
-            out, calls = traced({}, (LOADER,))
+            out, calls = traced(asked, (LOADER,))
             expect((out.returncode, out.stdout) == (plain.returncode, plain.stdout),
                    "started by the loader, the report differs: exit %d: %s%s" % (out.returncode, out.stdout[:300], out.stderr))
             expect(len(calls) == 1, "started by the loader: %d execve calls, not 1:\n%s" % (len(calls), "".join(c[1] for c in calls)))
 
     return run_checks("huge pages", "hangshim-thp-", body,
-                      "run again with glibc.malloc.hugetlb=1 (THP %s), not with HANGSHIM_HUGE_PAGES=0 or the user's tunables"
+                      "run again with glibc.malloc.hugetlb=1 (THP %s) only with HANGSHIM_HUGE_PAGES=1, not with the user's tunables"
                       % (mode.strip() or "absent"))
 
 
