@@ -211,23 +211,30 @@ class JsonParser {
   }
 
   // A string value: kept as a view into the text when it may be and has no escapes (its plain
-  // run ends at the closing quote), else copied.
+  // run ends at the closing quote), else copied (the run already scanned, then the rest).
   bool string_value(JsonValue& out) {
     out.type_ = JsonValue::Type::String;
-    if (views_) {
-      size_t run = plain_run_end(pos_ + 1);
-      if (run < text_.size() && text_[run] == '"') {
-        out.viewed_ = true;
-        out.view_ = text_.substr(pos_ + 1, run - pos_ - 1);
-        pos_ = run + 1;
-        return true;
-      }
+    if (!views_) return string(out.string_);
+    size_t run = plain_run_end(pos_ + 1);
+    if (run < text_.size() && text_[run] == '"') {
+      out.viewed_ = true;
+      out.view_ = text_.substr(pos_ + 1, run - pos_ - 1);
+      pos_ = run + 1;
+      return true;
     }
-    return string(out.string_);
+    out.string_.assign(text_.substr(pos_ + 1, run - pos_ - 1));
+    pos_ = run;
+    return string_rest(out.string_);
   }
 
   bool string(std::string& out) {
     ++pos_;  // opening quote
+    return string_rest(out);
+  }
+
+  // The rest of a string from pos_ (inside it, past the opening quote and what `out` holds of it)
+  // to its closing quote, escapes decoded.
+  bool string_rest(std::string& out) {
     for (;;) {
       size_t run = plain_run_end(pos_);
       out.append(text_.substr(pos_, run - pos_));
