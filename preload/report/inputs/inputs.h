@@ -133,9 +133,10 @@ RankView make_rank_view(ledger::Ledger&& ledger, Inputs& inputs, const LibraryPa
 // What prepare_rank_view hands to finish_rank_view besides the view: the ledger's call-sites,
 // to intern, and the records and timings the view keeps, which finish_rank_view copies into the
 // view. Copies, so that what the report keeps is allocated by the thread that finishes views
-// (the calling thread, whose memory the huge pages of cli/huge_pages.h cover: the reading
-// threads' arenas are not), while a reading thread only refills the memory of the PreparedRank
-// it is given (callers reuse them; their capacity is kept).
+// (the calling thread, whose memory the huge pages of cli/huge_pages.h cover when
+// HANGSHIM_HUGE_PAGES=1 asks for them: the reading threads' arenas are not), while a reading
+// thread only refills the memory of the PreparedRank it is given (callers reuse them; their
+// capacity is kept).
 struct PreparedRank {
   std::vector<ledger::CallsiteInfo> callsites;
   std::vector<ledger::CallRecord> records;  // the newest calls kept, oldest first
